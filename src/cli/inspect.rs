@@ -1,0 +1,66 @@
+//! `selectinfer inspect MODEL`.
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+
+use crate::model::ModelInfo;
+use crate::output::{format_bytes, Table};
+
+/// Arguments of `inspect`.
+#[derive(Debug, clap::Args)]
+pub struct InspectArgs {
+    /// GGUF model file.
+    pub model: PathBuf,
+    /// Print one JSON object (every field) instead of tables.
+    #[arg(long)]
+    pub json: bool,
+    /// Also list every metadata key with its value (long arrays shortened).
+    #[arg(long)]
+    pub metadata: bool,
+}
+
+pub fn run(args: InspectArgs) -> anyhow::Result<()> {
+    let info = ModelInfo::read(&args.model).with_context(|| format!("cannot inspect {}", args.model.display()))?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&info)?);
+        return Ok(());
+    }
+    let n_ff = if info.n_ff.iter().all(|&n| n == info.n_ff[0]) {
+        format!("{} (every layer)", info.n_ff.first().copied().unwrap_or(0))
+    } else {
+        info.n_ff.iter().map(u64::to_string).collect::<Vec<_>>().join(",")
+    };
+    let pct = |b: u64| if info.total_bytes > 0 { 100.0 * b as f64 / info.total_bytes as f64 } else { 0.0 };
+    let mut t = Table::new(["field", "value"]);
+    t.row(["model", info.name.as_deref().unwrap_or("-")]);
+    t.row(["file", &format!("{} ({})", args.model.display(), format_bytes(info.file_size))]);
+    t.row(["architecture", &info.architecture]);
+    t.row(["layers", &info.n_layer.to_string()]);
+    t.row(["n_embd", &info.n_embd.to_string()]);
+    t.row(["n_ff", &n_ff]);
+    let act = info.ffn_activation.map_or("unsupported (no gated FFN known)".to_string(), |a| format!("{} (graph node {})", a.label(), a.node_name()));
+    t.row(["ffn activation", &act]);
+    t.row(["vocab", &info.n_vocab.map_or("-".into(), |v| v.to_string())]);
+    t.row(["ffn weight types", &info.ffn_types.join(", ")]);
+    t.row(["weights total", &format_bytes(info.total_bytes)]);
+    t.row(["weights ffn", &format!("{} ({:.1}%)", format_bytes(info.ffn_bytes), pct(info.ffn_bytes))]);
+    t.row(["weights non-ffn", &format!("{} ({:.1}%)", format_bytes(info.non_ffn_bytes), pct(info.non_ffn_bytes))]);
+    print!("{}", t.to_markdown());
+    println!();
+    let mut types = Table::new(["type", "tensors", "bytes"]);
+    for tb in &info.tensor_types {
+        types.row([tb.ty.clone(), tb.count.to_string(), format_bytes(tb.bytes)]);
+    }
+    print!("{}", types.to_markdown());
+    if args.metadata {
+        let g = crate::gguf::GgufFile::read(&args.model)?;
+        println!();
+        let mut kv = Table::new(["key", "value"]);
+        for (k, v) in &g.metadata {
+            kv.row([k.clone(), crate::gguf::summarize_value(v)]);
+        }
+        print!("{}", kv.to_markdown());
+    }
+    Ok(())
+}

@@ -1,0 +1,45 @@
+//! The command line: argument definitions (clap derive; each field's doc comment is
+//! its help text) and one `run` function per subcommand.
+
+mod convert;
+mod generate;
+mod inspect;
+mod profile;
+
+use clap::{Parser, Subcommand};
+
+/// Load and compute only the FFN neurons that matter (SelectInfer over llama.cpp).
+#[derive(Debug, Parser)]
+#[command(name = "selectinfer", version, about, long_about = None)]
+pub struct Args {
+    /// Print llama.cpp's own log to stderr.
+    #[arg(long, global = true)]
+    pub verbose: bool,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Show a model file's architecture, FFN widths and where its bytes go.
+    Inspect(inspect::InspectArgs),
+    /// Generate text with a model (greedy by default), streaming it, then print speed.
+    Generate(generate::GenerateArgs),
+    /// Convert a model to another weight type with llama.cpp's quantizer.
+    Convert(convert::ConvertArgs),
+    /// Record FFN activation statistics of a task's prompts; `merge` ranks neurons,
+    /// `overlap` compares tasks.
+    Profile(profile::ProfileArgs),
+}
+
+/// Runs one parsed command line.
+pub fn run(args: Args) -> anyhow::Result<()> {
+    crate::engine::set_verbose(args.verbose);
+    match args.command {
+        Command::Inspect(a) => inspect::run(a),
+        Command::Generate(a) => generate::run(a),
+        Command::Convert(a) => convert::run(a),
+        Command::Profile(a) => profile::run(a),
+    }
+}

@@ -1,0 +1,194 @@
+//! `selectinfer profile` (record), `profile merge` and `profile overlap`.
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+
+use crate::output::Table;
+use crate::profile::ranking::{self, overlap_per_layer, LayerRanking};
+use crate::profile::{run_plain, run_profile, ProfileRequest};
+use crate::tasks::{Split, Task};
+
+/// Arguments of `profile`: either a recording run or a subcommand.
+#[derive(Debug, clap::Args)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
+pub struct ProfileArgs {
+    #[command(subcommand)]
+    pub action: Option<ProfileAction>,
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+/// Recording run: one task, one dataset file.
+#[derive(Debug, clap::Args)]
+pub struct RunArgs {
+    /// GGUF model to profile (the paper profiles the original model: use an F16
+    /// conversion of a quantized download).
+    #[arg(short, long, required = true)]
+    pub model: Option<PathBuf>,
+    /// Task of the dataset (decides the fields read and the prompt template).
+    #[arg(long, value_enum, required = true)]
+    pub task: Option<Task>,
+    /// JSON Lines dataset with the task's fields (default: the bundled file of the task).
+    #[arg(long)]
+    pub data: Option<PathBuf>,
+    /// Split of the file: the profiling split keeps evaluation examples unseen.
+    #[arg(long, value_enum, default_value_t = Split::Profile)]
+    pub split: Split,
+    /// Most examples to run (default: the whole split).
+    #[arg(long)]
+    pub limit: Option<usize>,
+    /// Greedy tokens generated (and counted) after each prompt.
+    #[arg(long, default_value_t = 64)]
+    pub gen_tokens: usize,
+    /// Profile directory; raw statistics go to DIR/raw/.
+    #[arg(short, long, required = true)]
+    pub output: Option<PathBuf>,
+    /// CPU threads (default: all cores).
+    #[arg(short, long)]
+    pub threads: Option<i32>,
+    /// Afterwards, run the same prompts without recording and print both speeds.
+    #[arg(long)]
+    pub compare_plain: bool,
+    /// Do not run `profile merge` on the directory afterwards.
+    #[arg(long)]
+    pub no_merge: bool,
+}
+
+/// Subcommands of `profile`.
+#[derive(Debug, clap::Subcommand)]
+pub enum ProfileAction {
+    /// Turn DIR/raw/*.json into the task rankings (DIR/task-<task>.json, "base") and
+    /// the model-wide ranking (DIR/model.json, "secondary").
+    Merge {
+        /// Profile directory.
+        dir: PathBuf,
+    },
+    /// Print the paper's "dual structure" evidence: overlap of the top neurons
+    /// between tasks, and within each task between its two halves of prompts.
+    Overlap {
+        /// Profile directory (with raw statistics).
+        dir: PathBuf,
+        /// Share of each layer's neurons compared.
+        #[arg(long, default_value_t = 0.4)]
+        top: f64,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+pub fn run(args: ProfileArgs) -> anyhow::Result<()> {
+    match args.action {
+        Some(ProfileAction::Merge { dir }) => merge(&dir),
+        Some(ProfileAction::Overlap { dir, top, json }) => overlap(&dir, top, json),
+        None => record(args.run),
+    }
+}
+
+fn record(a: RunArgs) -> anyhow::Result<()> {
+    let (Some(model), Some(task), Some(out_dir)) = (a.model, a.task, a.output) else {
+        anyhow::bail!("profile needs -m MODEL, --task TASK and -o DIR (or a subcommand: merge, overlap)");
+    };
+    let data = a.data.unwrap_or_else(|| PathBuf::from(task.bundled_data()));
+    let req = ProfileRequest {
+        model,
+        task,
+        data,
+        split: a.split,
+        limit: a.limit,
+        gen_tokens: a.gen_tokens,
+        out_dir: out_dir.clone(),
+        threads: a.threads.unwrap_or_else(crate::engine::default_threads),
+        progress: true,
+    };
+    let out = run_profile(&req)?;
+    let tokens = out.raw.halves.iter().map(|h| h.tokens).sum::<u64>();
+    eprintln!(
+        "profile: {} examples of {} ({}), {} tokens, {:.1} tok/s -> {}",
+        out.raw.examples,
+        req.data.display(),
+        task,
+        tokens,
+        out.throughput.tps(),
+        out.raw_path.display()
+    );
+    if a.compare_plain {
+        let plain = run_plain(&req)?;
+        let mut t = Table::new(["run", "tokens", "seconds", "tok/s"]);
+        t.row(["plain (no recording)".into(), plain.tokens.to_string(), format!("{:.2}", plain.seconds), format!("{:.1}", plain.tps())]);
+        t.row([
+            "profiling".into(),
+            out.throughput.tokens.to_string(),
+            format!("{:.2}", out.throughput.seconds),
+            format!("{:.1}", out.throughput.tps()),
+        ]);
+        print!("{}", t.to_markdown());
+        println!("overhead: {:.2}x", out.throughput.seconds / plain.seconds.max(1e-9));
+    }
+    if !a.no_merge {
+        merge(&out_dir)?;
+    }
+    Ok(())
+}
+
+fn merge(dir: &std::path::Path) -> anyhow::Result<()> {
+    let written = ranking::merge_dir(dir).with_context(|| format!("cannot merge {}", dir.display()))?;
+    for p in written {
+        eprintln!("profile merge: wrote {}", p.display());
+    }
+    Ok(())
+}
+
+/// One row of the overlap report.
+#[derive(Debug, serde::Serialize)]
+struct OverlapRow {
+    comparison: String,
+    mean: f64,
+    min_layer: f64,
+    max_layer: f64,
+}
+
+fn overlap(dir: &std::path::Path, top: f64, json: bool) -> anyhow::Result<()> {
+    if !(top > 0.0 && top <= 1.0) {
+        anyhow::bail!("--top must be in (0, 1], got {top}");
+    }
+    let raws = ranking::read_raw_dir(dir)?;
+    let rank = |scores: &Vec<Vec<f64>>| scores.iter().map(|s| LayerRanking::from_scores(s)).collect::<Vec<_>>();
+    let all = ranking::task_scores(&raws, None);
+    let half_a = ranking::task_scores(&raws, Some(0));
+    let half_b = ranking::task_scores(&raws, Some(1));
+    let summarize = |name: String, v: Vec<f64>| OverlapRow {
+        comparison: name,
+        mean: v.iter().sum::<f64>() / v.len() as f64,
+        min_layer: v.iter().copied().fold(f64::INFINITY, f64::min),
+        max_layer: v.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+    };
+    let mut rows = Vec::new();
+    let tasks: Vec<Task> = all.keys().copied().collect();
+    for (i, a) in tasks.iter().enumerate() {
+        for b in &tasks[i + 1..] {
+            let v = overlap_per_layer(&rank(&all[a].0), &rank(&all[b].0), top);
+            rows.push(summarize(format!("across: {a} vs {b}"), v));
+        }
+    }
+    for t in &tasks {
+        let (a, b) = (&half_a[t], &half_b[t]);
+        if a.1.iter().all(|d| d.tokens > 0) && b.1.iter().all(|d| d.tokens > 0) {
+            let v = overlap_per_layer(&rank(&a.0), &rank(&b.0), top);
+            rows.push(summarize(format!("within: {t} half A vs half B"), v));
+        }
+    }
+    if json {
+        for r in &rows {
+            println!("{}", serde_json::to_string(r)?);
+        }
+        return Ok(());
+    }
+    let mut table = Table::new([format!("top {:.0}% overlap", top * 100.0), "mean".into(), "min layer".into(), "max layer".into()]);
+    for r in rows {
+        table.row([r.comparison, format!("{:.3}", r.mean), format!("{:.3}", r.min_layer), format!("{:.3}", r.max_layer)]);
+    }
+    print!("{}", table.to_markdown());
+    Ok(())
+}

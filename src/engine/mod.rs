@@ -1,0 +1,38 @@
+//! The llama.cpp engine: every `unsafe` call of selectinfer lives in this module.
+//!
+//! The rest of the crate sees safe types: [`Model`] (a loaded GGUF), [`Session`] (a
+//! context with its KV cache, decoding and greedy generation), [`TensorObserver`]
+//! (the graph evaluation callback, used by the profiler), and [`quantize`] (llama.cpp's
+//! own quantizer, used by `convert`).
+
+mod backend;
+mod callback;
+mod model;
+mod quantize;
+mod session;
+
+pub use backend::{set_verbose, EngineError};
+pub use callback::{ObservedTensor, TensorObserver};
+pub use model::{LoadOptions, Model};
+pub use quantize::{quantize, TargetType};
+pub use session::{default_threads, GenerateOptions, GenerateStats, Session, SessionOptions};
+
+/// A token id of the model's vocabulary.
+pub type Token = i32;
+
+/// ggml's element count per block and bytes per block for a type id, as the linked
+/// llama.cpp reports them; tests compare these with [`crate::gguf::GgmlType::layout`].
+pub fn ggml_type_layout(type_id: u32) -> (u64, u64) {
+    // SAFETY: both functions index a static table by type id; ids below
+    // GGML_TYPE_COUNT are valid (removed types report block size 0).
+    unsafe {
+        let t = type_id as llama_cpp_sys_2::ggml_type;
+        (llama_cpp_sys_2::ggml_blck_size(t) as u64, llama_cpp_sys_2::ggml_type_size(t) as u64)
+    }
+}
+
+/// The llama.cpp build this binary links, e.g. `"b1-abc1234"` style info string.
+pub fn system_info() -> String {
+    // SAFETY: returns a pointer to a static NUL-terminated string.
+    unsafe { std::ffi::CStr::from_ptr(llama_cpp_sys_2::llama_print_system_info()) }.to_string_lossy().into_owned()
+}

@@ -1,0 +1,125 @@
+//! A loaded model.
+
+use std::num::NonZeroU16;
+use std::path::{Path, PathBuf};
+
+use llama_cpp_2::model::params::LlamaModelParams;
+use llama_cpp_2::model::{LlamaChatMessage, LlamaChatTemplate, LlamaModel};
+use llama_cpp_2::token::LlamaToken;
+
+use super::backend::{backend, take_recent_errors, EngineError};
+use super::Token;
+use crate::gguf::GgufFile;
+
+/// How to bring the weights into memory.
+#[derive(Debug, Clone)]
+pub struct LoadOptions {
+    /// Memory-map the file (llama.cpp's default) instead of reading it into
+    /// anonymous memory.
+    pub mmap: bool,
+    /// Layers to offload to the GPU (CUDA builds only; 0 on CPU builds).
+    pub gpu_layers: u32,
+}
+
+impl Default for LoadOptions {
+    fn default() -> Self {
+        LoadOptions { mmap: true, gpu_layers: if cfg!(feature = "cuda") { 999 } else { 0 } }
+    }
+}
+
+/// A model loaded by llama.cpp, with its header as read by [`GgufFile`].
+pub struct Model {
+    pub(crate) inner: LlamaModel,
+    path: PathBuf,
+    gguf: GgufFile,
+}
+
+impl std::fmt::Debug for Model {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Model").field("path", &self.path).finish()
+    }
+}
+
+impl Model {
+    /// Loads `path`. The header is validated in Rust first, so a missing, foreign or
+    /// truncated file is a clear error rather than an abort inside llama.cpp.
+    pub fn load(path: &Path, opts: &LoadOptions) -> Result<Model, EngineError> {
+        let gguf = GgufFile::read(path)?;
+        let backend = backend()?;
+        let params = LlamaModelParams::default().with_use_mmap(opts.mmap).with_n_gpu_layers(opts.gpu_layers);
+        let _ = take_recent_errors();
+        let inner = LlamaModel::load_from_file(backend, path, &params)
+            .map_err(|_| EngineError::Load { path: path.display().to_string(), log: take_recent_errors() })?;
+        Ok(Model { inner, path: path.to_path_buf(), gguf })
+    }
+
+    /// The file it was loaded from.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The file's header.
+    pub fn gguf(&self) -> &GgufFile {
+        &self.gguf
+    }
+
+    /// Vocabulary size.
+    pub fn n_vocab(&self) -> usize {
+        self.inner.n_vocab() as usize
+    }
+
+    /// Context length the model was trained with.
+    pub fn n_ctx_train(&self) -> u32 {
+        self.inner.n_ctx_train()
+    }
+
+    /// Tokenises `text`. `add_special` adds BOS (or whatever the vocabulary puts
+    /// around a sequence) at the start of a sequence; `parse_special` turns
+    /// control-token text such as `<|im_start|>` into those tokens (chat templates).
+    pub fn tokenize(&self, text: &str, add_special: bool, parse_special: bool) -> Vec<Token> {
+        self.inner.vocab().tokenize(text.as_bytes(), add_special, parse_special).into_iter().map(|t| t.0).collect()
+    }
+
+    /// The bytes a token stands for (control tokens render as nothing).
+    pub fn token_bytes(&self, token: Token) -> Vec<u8> {
+        self.inner.vocab().token_to_piece(LlamaToken(token), false, None::<NonZeroU16>)
+    }
+
+    /// Whether `token` ends generation (EOS, end of turn).
+    pub fn is_end_of_generation(&self, token: Token) -> bool {
+        self.inner.vocab().is_eog(LlamaToken(token))
+    }
+
+    /// Renders a conversation with the model's own chat template, ending with the
+    /// assistant's opening so that generation continues as the assistant. A model
+    /// without a template (the Gemma-3-270M GGUF carries none) gets llama.cpp's
+    /// built-in template for its family, if there is one.
+    pub fn apply_chat_template(&self, messages: &[(&str, &str)]) -> Result<String, EngineError> {
+        let tmpl = match self.inner.chat_template(None) {
+            Ok(t) => t,
+            Err(_) => {
+                let arch = self.gguf.architecture().unwrap_or_default();
+                let builtin = builtin_template(arch).ok_or_else(|| {
+                    EngineError::ChatTemplate(format!("{} has no chat template and {arch} has no built-in one", self.path.display()))
+                })?;
+                LlamaChatTemplate::new(builtin).map_err(|e| EngineError::ChatTemplate(e.to_string()))?
+            }
+        };
+        let chat = messages
+            .iter()
+            .map(|(role, content)| LlamaChatMessage::new(role.to_string(), content.to_string()))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| EngineError::ChatTemplate(e.to_string()))?;
+        self.inner.apply_chat_template(&tmpl, &chat, true).map_err(|e| EngineError::ChatTemplate(e.to_string()))
+    }
+}
+
+/// llama.cpp's name for the built-in template of an architecture family, used when
+/// a GGUF carries no `tokenizer.chat_template`.
+fn builtin_template(arch: &str) -> Option<&'static str> {
+    match arch {
+        "gemma" | "gemma2" | "gemma3" => Some("gemma"),
+        "qwen2" | "qwen3" => Some("chatml"),
+        _ => None,
+    }
+}

@@ -1,0 +1,308 @@
+//! A context over a loaded model: KV cache, batched decoding, greedy generation.
+
+use std::num::NonZeroU32;
+use std::time::{Duration, Instant};
+
+use llama_cpp_2::context::params::LlamaContextParams;
+use llama_cpp_2::context::LlamaContext;
+use llama_cpp_2::llama_batch::LlamaBatch;
+use llama_cpp_2::sampling::LlamaSampler;
+use llama_cpp_2::token::LlamaToken;
+
+use super::backend::{backend, take_recent_errors, EngineError};
+use super::callback::{eval_callback, CallbackState, TensorObserver};
+use super::{Model, Token};
+
+/// Context settings.
+pub struct SessionOptions {
+    /// Context length in tokens.
+    pub n_ctx: u32,
+    /// Tokens per decode call during prefill.
+    pub n_batch: u32,
+    /// CPU threads for decode and prefill.
+    pub threads: i32,
+    /// Receives the graph nodes it asks for (profiling, reference masking).
+    pub observer: Option<Box<dyn TensorObserver>>,
+}
+
+impl Default for SessionOptions {
+    fn default() -> Self {
+        SessionOptions { n_ctx: 2048, n_batch: 512, threads: default_threads(), observer: None }
+    }
+}
+
+impl std::fmt::Debug for SessionOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SessionOptions")
+            .field("n_ctx", &self.n_ctx)
+            .field("n_batch", &self.n_batch)
+            .field("threads", &self.threads)
+            .field("observer", &self.observer.is_some())
+            .finish()
+    }
+}
+
+/// The machine's available parallelism, as llama.cpp tools default to.
+pub fn default_threads() -> i32 {
+    std::thread::available_parallelism().map_or(4, |n| n.get() as i32)
+}
+
+/// Sampling and stopping for [`Session::generate`].
+#[derive(Debug, Clone)]
+pub struct GenerateOptions {
+    /// Most tokens to generate.
+    pub max_tokens: usize,
+    /// 0 = greedy (argmax); above 0 samples with top-k 40, top-p 0.95 at this temperature.
+    pub temperature: f32,
+    /// Seed of the sampler (used when `temperature > 0`).
+    pub seed: u32,
+}
+
+impl Default for GenerateOptions {
+    fn default() -> Self {
+        GenerateOptions { max_tokens: 128, temperature: 0.0, seed: 0 }
+    }
+}
+
+/// Timings of one [`Session::generate`] call.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct GenerateStats {
+    /// Prompt tokens decoded.
+    pub prompt_tokens: usize,
+    /// Seconds spent on them.
+    pub prefill_s: f64,
+    /// Tokens generated.
+    pub generated_tokens: usize,
+    /// Seconds spent generating them (sampling and decode of each).
+    pub decode_s: f64,
+}
+
+impl GenerateStats {
+    /// Prompt tokens per second.
+    pub fn prefill_tps(&self) -> f64 {
+        rate(self.prompt_tokens, self.prefill_s)
+    }
+    /// Generated tokens per second, counting the decode steps: the first generated
+    /// token comes from the prefill logits, so n tokens take n - 1 decode calls.
+    pub fn decode_tps(&self) -> f64 {
+        rate(self.generated_tokens.saturating_sub(1), self.decode_s)
+    }
+}
+
+fn rate(n: usize, s: f64) -> f64 {
+    if s > 0.0 {
+        n as f64 / s
+    } else {
+        0.0
+    }
+}
+
+/// A llama.cpp context: a model, a KV cache and what has been decoded into it.
+pub struct Session<'m> {
+    // Field order matters: the context must be dropped before the callback state it
+    // points to.
+    ctx: LlamaContext<'m>,
+    _callback: Option<Box<CallbackState>>,
+    model: &'m Model,
+    batch: LlamaBatch<'static>,
+    n_past: usize,
+    n_ctx: usize,
+    n_batch: usize,
+}
+
+impl<'m> Session<'m> {
+    /// Creates a context on `model`.
+    pub fn new(model: &'m Model, opts: SessionOptions) -> Result<Session<'m>, EngineError> {
+        let what = format!("n_ctx {}, n_batch {}", opts.n_ctx, opts.n_batch);
+        let n_batch = opts.n_batch.min(opts.n_ctx).max(1);
+        let mut params = LlamaContextParams::default()
+            .with_n_ctx(NonZeroU32::new(opts.n_ctx))
+            .with_n_batch(n_batch)
+            .with_n_ubatch(n_batch)
+            .with_n_threads(opts.threads)
+            .with_n_threads_batch(opts.threads);
+        let mut callback = opts.observer.map(CallbackState::new);
+        if let Some(state) = callback.as_mut() {
+            let user_data = (&mut **state) as *mut CallbackState as *mut std::ffi::c_void;
+            // SAFETY: the state is boxed (stable address) and owned by the Session,
+            // which drops the context first.
+            params = unsafe { params.with_cb_eval(Some(eval_callback), user_data) };
+        }
+        let _ = take_recent_errors();
+        let ctx = model
+            .inner
+            .new_context(backend()?, params)
+            .map_err(|_| EngineError::Context { what, log: take_recent_errors() })?;
+        let n_ctx = ctx.n_ctx() as usize;
+        Ok(Session {
+            ctx,
+            _callback: callback,
+            model,
+            batch: LlamaBatch::new(n_batch as usize, 1),
+            n_past: 0,
+            n_ctx,
+            n_batch: n_batch as usize,
+        })
+    }
+
+    /// The model.
+    pub fn model(&self) -> &'m Model {
+        self.model
+    }
+
+    /// Tokens decoded into the KV cache so far.
+    pub fn n_past(&self) -> usize {
+        self.n_past
+    }
+
+    /// Context length.
+    pub fn n_ctx(&self) -> usize {
+        self.n_ctx
+    }
+
+    /// Forgets everything decoded (clears the KV cache).
+    pub fn clear(&mut self) {
+        self.ctx.clear_kv_cache();
+        self.n_past = 0;
+    }
+
+    /// Decodes `tokens` after what is already in the cache, in batches of `n_batch`.
+    /// With `all_logits` every position's logits are kept (read them with
+    /// [`logits`](Self::logits)); otherwise only the last one's.
+    pub fn decode(&mut self, tokens: &[Token], all_logits: bool) -> Result<(), EngineError> {
+        let needed = self.n_past + tokens.len();
+        if needed > self.n_ctx {
+            return Err(EngineError::ContextFull { needed, n_ctx: self.n_ctx });
+        }
+        for (ci, chunk) in tokens.chunks(self.n_batch).enumerate() {
+            let last_chunk = (ci + 1) * self.n_batch >= tokens.len();
+            self.batch.clear();
+            for (i, &t) in chunk.iter().enumerate() {
+                let want = all_logits || (last_chunk && i + 1 == chunk.len());
+                self.batch
+                    .add(LlamaToken(t), (self.n_past + i) as i32, &[0], want)
+                    .map_err(|e| EngineError::Decode(e.to_string()))?;
+            }
+            self.ctx.decode(&mut self.batch).map_err(|e| EngineError::Decode(format!("{e}{}", take_recent_errors())))?;
+            self.n_past += chunk.len();
+        }
+        Ok(())
+    }
+
+    /// Logits of the `i`-th token of the last decode call's final batch (`-1` = last).
+    pub fn logits(&self, i: i32) -> &[f32] {
+        let i = if i < 0 { self.batch.n_tokens() + i } else { i };
+        self.ctx.get_logits_ith(i)
+    }
+
+    /// Decodes `tokens` from an empty cache and returns every position's logits.
+    /// Used by tests and perplexity; `tokens` must fit one batch.
+    pub fn eval_all_logits(&mut self, tokens: &[Token]) -> Result<Vec<Vec<f32>>, EngineError> {
+        self.clear();
+        if tokens.len() > self.n_batch {
+            return Err(EngineError::Decode(format!("{} tokens exceed n_batch {}", tokens.len(), self.n_batch)));
+        }
+        self.decode(tokens, true)?;
+        Ok((0..tokens.len() as i32).map(|i| self.logits(i).to_vec()).collect())
+    }
+
+    /// Decodes `prompt` after the cached tokens, then generates up to
+    /// `opts.max_tokens` tokens, handing each piece of text to `on_text` as it comes
+    /// (return false to stop). Stops at an end-of-generation token, which is not
+    /// returned. Returns the generated tokens and timings.
+    pub fn generate(
+        &mut self,
+        prompt: &[Token],
+        opts: &GenerateOptions,
+        mut on_text: impl FnMut(&str) -> bool,
+    ) -> Result<(Vec<Token>, GenerateStats), EngineError> {
+        let mut stats = GenerateStats { prompt_tokens: prompt.len(), ..Default::default() };
+        let t0 = Instant::now();
+        self.decode(prompt, false)?;
+        stats.prefill_s = t0.elapsed().as_secs_f64();
+
+        let mut sampler = if opts.temperature <= 0.0 {
+            LlamaSampler::greedy()
+        } else {
+            LlamaSampler::chain_simple([
+                LlamaSampler::top_k(40),
+                LlamaSampler::top_p(0.95, 1),
+                LlamaSampler::temp(opts.temperature),
+                LlamaSampler::dist(opts.seed),
+            ])
+        };
+        let mut out = Vec::new();
+        let mut text = Utf8Stream::default();
+        let mut decode_time = Duration::ZERO;
+        let t_start = Instant::now();
+        while out.len() < opts.max_tokens {
+            let token = sampler.sample(&self.ctx, self.batch.n_tokens() - 1).0;
+            sampler.accept(LlamaToken(token));
+            if self.model.is_end_of_generation(token) {
+                break;
+            }
+            out.push(token);
+            let piece = text.push(&self.model.token_bytes(token));
+            if !piece.is_empty() && !on_text(&piece) {
+                break;
+            }
+            if out.len() == opts.max_tokens {
+                break;
+            }
+            let t = Instant::now();
+            self.decode(&[token], false)?;
+            decode_time += t.elapsed();
+        }
+        let rest = text.finish();
+        if !rest.is_empty() {
+            on_text(&rest);
+        }
+        // Decode time includes the sampling of each step, as llama.cpp's eval timings do.
+        stats.decode_s = if out.len() > 1 { t_start.elapsed().as_secs_f64().max(decode_time.as_secs_f64()) } else { 0.0 };
+        stats.generated_tokens = out.len();
+        Ok((out, stats))
+    }
+}
+
+/// Turns token bytes into text without splitting a UTF-8 character across pieces.
+#[derive(Debug, Default)]
+pub(crate) struct Utf8Stream {
+    pending: Vec<u8>,
+}
+
+impl Utf8Stream {
+    /// Adds bytes and returns the text that is now complete.
+    pub(crate) fn push(&mut self, bytes: &[u8]) -> String {
+        self.pending.extend_from_slice(bytes);
+        let valid = match std::str::from_utf8(&self.pending) {
+            Ok(_) => self.pending.len(),
+            Err(e) if e.error_len().is_none() => e.valid_up_to(),
+            // An invalid sequence (not just an unfinished one): emit it lossily.
+            Err(_) => self.pending.len(),
+        };
+        let done: Vec<u8> = self.pending.drain(..valid).collect();
+        String::from_utf8_lossy(&done).into_owned()
+    }
+
+    /// Whatever is left, lossily.
+    pub(crate) fn finish(&mut self) -> String {
+        let rest = std::mem::take(&mut self.pending);
+        String::from_utf8_lossy(&rest).into_owned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Utf8Stream;
+
+    #[test]
+    fn utf8_stream_holds_back_split_characters() {
+        let mut s = Utf8Stream::default();
+        let e = "é".as_bytes();
+        assert_eq!(s.push(b"caf"), "caf");
+        assert_eq!(s.push(&e[..1]), "");
+        assert_eq!(s.push(&e[1..]), "é");
+        assert_eq!(s.push(&[0xff]), "\u{fffd}");
+        assert_eq!(s.finish(), "");
+    }
+}

@@ -1,0 +1,83 @@
+//! Output files that appear whole or not at all.
+//!
+//! Every file selectinfer writes (converted models, sliced models, profiles, CSV
+//! rows) goes through [`AtomicFile`]: data goes to a temporary name in the target's
+//! directory and is renamed over the target only once complete, so an error or a
+//! crash never leaves a partial output behind.
+
+use std::fs::{self, File};
+use std::io::{self, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+/// A file being written under a temporary name; [`commit`](Self::commit) renames it
+/// to its target, dropping it uncommitted deletes it.
+#[derive(Debug)]
+pub struct AtomicFile {
+    file: Option<File>,
+    tmp: PathBuf,
+    target: PathBuf,
+}
+
+impl AtomicFile {
+    /// Opens `<dir>/.<name>.<pid>.tmp` for writing.
+    pub fn create(target: &Path) -> io::Result<AtomicFile> {
+        let tmp = temp_path(target);
+        let file = File::create(&tmp)?;
+        Ok(AtomicFile { file: Some(file), tmp, target: target.to_path_buf() })
+    }
+
+    /// The final path.
+    pub fn target(&self) -> &Path {
+        &self.target
+    }
+
+    /// The temporary path the data is written to until [`commit`](Self::commit).
+    pub fn temp_path(&self) -> &Path {
+        &self.tmp
+    }
+
+    /// Flushes to disk and renames the temporary file to the target.
+    pub fn commit(mut self) -> io::Result<()> {
+        let file = self.file.take().expect("committed once");
+        file.sync_all()?;
+        drop(file);
+        fs::rename(&self.tmp, &self.target)
+    }
+}
+
+/// The temporary name used for `target` by this process.
+pub fn temp_path(target: &Path) -> PathBuf {
+    let name = target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "out".into());
+    let dir = target.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    dir.join(format!(".{name}.{}.tmp", std::process::id()))
+}
+
+impl Drop for AtomicFile {
+    fn drop(&mut self) {
+        if self.file.take().is_some() {
+            let _ = fs::remove_file(&self.tmp);
+        }
+    }
+}
+
+impl Write for AtomicFile {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.file.as_mut().expect("not committed").write(buf)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.file.as_mut().expect("not committed").flush()
+    }
+}
+
+impl Seek for AtomicFile {
+    fn seek(&mut self, pos: SeekFrom) -> io::Result<u64> {
+        self.file.as_mut().expect("not committed").seek(pos)
+    }
+}
+
+/// Writes `bytes` to `target` atomically.
+pub fn write_atomic(target: &Path, bytes: &[u8]) -> io::Result<()> {
+    let mut f = AtomicFile::create(target)?;
+    f.write_all(bytes)?;
+    f.commit()
+}

@@ -1,0 +1,24 @@
+//! selectinfer: make llama.cpp models fit and run fast on small devices by loading
+//! and computing only the FFN neurons that matter (SelectInfer, Kabakibo et al. 2026).
+//!
+//! Data flows through one module per stage:
+//!
+//! - [`gguf`]: pure-Rust GGUF reading and writing (header, metadata, tensor data).
+//! - [`model`]: what a model file says about itself (layers, FFN widths, bytes).
+//! - [`engine`]: llama.cpp through llama-cpp-2; the only module with `unsafe`.
+//! - [`tasks`]: task datasets, prompt templates and the profiling/evaluation split.
+//! - [`profile`]: activation statistics and neuron rankings (the offline profiler).
+//! - [`synth`]: random-weight GGUF models for tests and shape benchmarks.
+//! - [`cli`]: the `selectinfer` command line, one file per subcommand.
+//!
+//! Later stages (profile, select, compute, eval, experiment) build on these.
+
+pub mod cli;
+pub mod engine;
+pub mod fsutil;
+pub mod gguf;
+pub mod model;
+pub mod output;
+pub mod profile;
+pub mod synth;
+pub mod tasks;

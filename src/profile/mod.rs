@@ -1,0 +1,245 @@
+//! Offline profiler: which FFN neurons matter, per task and for the model.
+//!
+//! Second stage of the data flow (after [`crate::model`]): runs a task's prompts
+//! through llama.cpp, records the FFN activation entering `ffn_down` of every layer
+//! through the eval callback ([`stats::ActivationRecorder`]), and scores each
+//! neuron by s_n = sum over tokens of |a_n(t)|. Tokens are the prompt (prefill, with
+//! every position's output requested so that the last layer sees all of them) and
+//! the greedy continuation, each counted once. [`ranking::merge`] turns raw sums
+//! into the rankings that selective loading ([`crate`]'s select stage) consumes.
+
+pub mod ranking;
+pub mod stats;
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use anyhow::{bail, Context};
+use sha2::{Digest, Sha256};
+
+use crate::engine::{LoadOptions, Model, Session, SessionOptions, Token};
+use crate::model::ModelInfo;
+use crate::tasks::{read_examples, Split, Task, TEMPLATE_VERSION};
+use ranking::{check_model, raw_dir, read_raw_dir, write_json, ModelFingerprint, RawProfile, RAW_FORMAT};
+use stats::{ActivationRecorder, Bucket, Recording};
+
+/// sha256 of a file, hex.
+pub fn file_sha256(path: &Path) -> std::io::Result<String> {
+    let mut f = std::fs::File::open(path)?;
+    let mut h = Sha256::new();
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let n = f.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        h.update(&buf[..n]);
+    }
+    Ok(format!("{:x}", h.finalize()))
+}
+
+/// The fingerprint of a model file.
+pub fn fingerprint(path: &Path, info: &ModelInfo) -> anyhow::Result<ModelFingerprint> {
+    Ok(ModelFingerprint {
+        sha256: file_sha256(path).with_context(|| format!("hashing {}", path.display()))?,
+        file: path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
+        architecture: info.architecture.clone(),
+        n_layer: info.n_layer,
+        n_ff: info.n_ff.clone(),
+    })
+}
+
+/// What to profile.
+#[derive(Debug, Clone)]
+pub struct ProfileRequest {
+    /// Model file.
+    pub model: PathBuf,
+    /// Task of the dataset.
+    pub task: Task,
+    /// JSON Lines dataset.
+    pub data: PathBuf,
+    /// Which split of the file to use.
+    pub split: Split,
+    /// Most examples (after the split).
+    pub limit: Option<usize>,
+    /// Greedy tokens generated per example.
+    pub gen_tokens: usize,
+    /// Profile directory (raw statistics go to `<dir>/raw/`).
+    pub out_dir: PathBuf,
+    /// CPU threads.
+    pub threads: i32,
+    /// Show a progress bar on stderr.
+    pub progress: bool,
+}
+
+/// Throughput of a run over a set of prompts.
+#[derive(Debug, Clone, Copy, serde::Serialize)]
+pub struct Throughput {
+    /// Tokens that went through the model.
+    pub tokens: u64,
+    /// Seconds.
+    pub seconds: f64,
+}
+
+impl Throughput {
+    /// Tokens per second.
+    pub fn tps(&self) -> f64 {
+        if self.seconds > 0.0 {
+            self.tokens as f64 / self.seconds
+        } else {
+            0.0
+        }
+    }
+}
+
+/// The outcome of [`run_profile`].
+#[derive(Debug)]
+pub struct ProfileOutcome {
+    /// Where the raw statistics were written.
+    pub raw_path: PathBuf,
+    /// The statistics.
+    pub raw: RawProfile,
+    /// Profiling speed.
+    pub throughput: Throughput,
+}
+
+/// Runs a task's prompts through the model with the activation recorder and
+/// writes `<out_dir>/raw/<task>-<dataset>.json`.
+pub fn run_profile(req: &ProfileRequest) -> anyhow::Result<ProfileOutcome> {
+    let info = ModelInfo::read(&req.model).with_context(|| format!("cannot profile {}", req.model.display()))?;
+    let activation = info.require_gated_ffn().map_err(anyhow::Error::msg)?;
+    let examples = read_examples(&req.data, req.task)?;
+    let mut chosen = Split::select(req.split, &examples).to_vec();
+    if let Some(n) = req.limit {
+        chosen.truncate(n);
+    }
+    if chosen.is_empty() {
+        bail!("{}: the {} split has no examples", req.data.display(), req.split.name());
+    }
+    let fp = fingerprint(&req.model, &info)?;
+    // Refuse to mix models in one profile directory.
+    if let Ok(existing) = read_raw_dir(&req.out_dir) {
+        check_model(&raw_dir(&req.out_dir), &existing[0].model, &fp)?;
+    }
+
+    let model = Model::load(&req.model, &LoadOptions::default())?;
+    let prompts: Vec<Vec<Token>> = chosen.iter().map(|e| model.tokenize(&e.prompt(), true, false)).collect();
+    let longest = prompts.iter().map(Vec::len).max().unwrap_or(0);
+    let n_ctx = (longest + req.gen_tokens + 8).next_multiple_of(256) as u32;
+    let recording = Arc::new(Mutex::new(Recording::new(&info.n_ff)));
+    let recorder = ActivationRecorder::new(activation, &info.n_ff, recording.clone());
+    let mut session =
+        Session::new(&model, SessionOptions { n_ctx, n_batch: 512, threads: req.threads, observer: Some(Box::new(recorder)) })?;
+
+    let bar = progress_bar(req.progress, chosen.len() as u64, &format!("profile {}", req.task));
+    let t0 = Instant::now();
+    let mut tokens = 0u64;
+    for (i, prompt) in prompts.iter().enumerate() {
+        recording.lock().unwrap().active = if i % 2 == 0 { Bucket::A } else { Bucket::B };
+        let n = profile_one(&mut session, prompt, req.gen_tokens, &recording)
+            .with_context(|| format!("example {} ({})", i, chosen[i].id))?;
+        tokens += n;
+        bar.inc(1);
+        bar.set_message(format!("{:.0} tok/s", tokens as f64 / t0.elapsed().as_secs_f64()));
+    }
+    bar.finish_and_clear();
+    let throughput = Throughput { tokens, seconds: t0.elapsed().as_secs_f64() };
+
+    let rec = recording.lock().unwrap();
+    let dataset = req.data.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "data".into());
+    let raw = RawProfile {
+        format: RAW_FORMAT.into(),
+        model: fp,
+        task: req.task,
+        dataset: dataset.clone(),
+        data_sha256: file_sha256(&req.data)?,
+        split: req.split,
+        examples: chosen.len(),
+        gen_tokens: req.gen_tokens,
+        template_version: TEMPLATE_VERSION.into(),
+        tool_version: env!("CARGO_PKG_VERSION").into(),
+        halves: [rec.a.clone(), rec.b.clone()],
+    };
+    let raw_path = raw_dir(&req.out_dir).join(format!("{}-{dataset}.json", req.task));
+    write_json(&raw_path, &raw)?;
+    Ok(ProfileOutcome { raw_path, raw, throughput })
+}
+
+/// Prefills `prompt` (all positions' outputs, so every layer sees every token),
+/// then decodes up to `gen_tokens` greedy tokens one at a time. Returns the tokens
+/// that went through the model.
+fn profile_one(session: &mut Session<'_>, prompt: &[Token], gen_tokens: usize, rec: &Mutex<Recording>) -> anyhow::Result<u64> {
+    session.clear();
+    session.decode(prompt, true)?;
+    rec.lock().unwrap().finish_step(prompt.len()).map_err(anyhow::Error::msg)?;
+    let mut n = prompt.len() as u64;
+    for _ in 0..gen_tokens {
+        let next = argmax(session.logits(-1)) as Token;
+        if session.model().is_end_of_generation(next) {
+            break;
+        }
+        session.decode(&[next], false)?;
+        rec.lock().unwrap().finish_step(1).map_err(anyhow::Error::msg)?;
+        n += 1;
+    }
+    Ok(n)
+}
+
+/// The same prompts and continuations without the recorder (only the last
+/// position's output, as plain inference does), for the overhead benchmark.
+pub fn run_plain(req: &ProfileRequest) -> anyhow::Result<Throughput> {
+    let examples = read_examples(&req.data, req.task)?;
+    let mut chosen = Split::select(req.split, &examples).to_vec();
+    if let Some(n) = req.limit {
+        chosen.truncate(n);
+    }
+    let model = Model::load(&req.model, &LoadOptions::default())?;
+    let prompts: Vec<Vec<Token>> = chosen.iter().map(|e| model.tokenize(&e.prompt(), true, false)).collect();
+    let longest = prompts.iter().map(Vec::len).max().unwrap_or(0);
+    let n_ctx = (longest + req.gen_tokens + 8).next_multiple_of(256) as u32;
+    let mut session = Session::new(&model, SessionOptions { n_ctx, n_batch: 512, threads: req.threads, observer: None })?;
+    let t0 = Instant::now();
+    let mut tokens = 0u64;
+    for prompt in &prompts {
+        session.clear();
+        session.decode(prompt, false)?;
+        tokens += prompt.len() as u64;
+        for _ in 0..req.gen_tokens {
+            let next = argmax(session.logits(-1)) as Token;
+            if session.model().is_end_of_generation(next) {
+                break;
+            }
+            session.decode(&[next], false)?;
+            tokens += 1;
+        }
+    }
+    Ok(Throughput { tokens, seconds: t0.elapsed().as_secs_f64() })
+}
+
+/// Index of the largest value (the first one on ties).
+pub fn argmax(v: &[f32]) -> usize {
+    let mut best = 0;
+    for (i, x) in v.iter().enumerate() {
+        if *x > v[best] {
+            best = i;
+        }
+    }
+    best
+}
+
+/// A progress bar on stderr (hidden when `show` is false or stderr is no terminal).
+pub fn progress_bar(show: bool, len: u64, prefix: &str) -> indicatif::ProgressBar {
+    if !show {
+        return indicatif::ProgressBar::hidden();
+    }
+    let bar = indicatif::ProgressBar::new(len);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{prefix} [{bar:30}] {pos}/{len} {msg} ETA {eta}")
+            .expect("valid template")
+            .progress_chars("=> "),
+    );
+    bar.set_prefix(prefix.to_string());
+    bar
+}

@@ -1,0 +1,417 @@
+//! Profile files and the merge: raw sums -> per-task ("base") and model-wide
+//! ("secondary") neuron rankings.
+//!
+//! Merge math (the paper's): per dataset, score = summed |activation| / tokens;
+//! a task's score is the mean over its datasets; the model score is the mean over
+//! tasks. Each layer's neurons are ranked by score, highest first, ties to the lower
+//! index. Raw sums and token counts stay on disk so merges can be redone without
+//! running the model.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::stats::ActivationSums;
+use crate::tasks::{Split, Task};
+
+/// Format tag of raw statistics files.
+pub const RAW_FORMAT: &str = "selectinfer-profile-raw/1";
+/// Format tag of ranking files.
+pub const RANKING_FORMAT: &str = "selectinfer-profile-ranking/1";
+
+/// Identifies the model a profile belongs to.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ModelFingerprint {
+    /// sha256 of the GGUF file.
+    pub sha256: String,
+    /// File name it was computed from (informational).
+    pub file: String,
+    /// Architecture.
+    pub architecture: String,
+    /// Layers.
+    pub n_layer: usize,
+    /// FFN width per layer.
+    pub n_ff: Vec<u64>,
+}
+
+/// Errors around profile files.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ProfileError {
+    /// A file could not be read or written.
+    #[error("{path}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The error.
+        source: std::io::Error,
+    },
+    /// A file is not a profile file of the expected format.
+    #[error("{path}: not a {expected} file: {what}")]
+    Format {
+        /// The file.
+        path: PathBuf,
+        /// Expected format tag.
+        expected: &'static str,
+        /// What is wrong.
+        what: String,
+    },
+    /// Profiles of different models were mixed, or a profile is used with another model.
+    #[error("{path} is a profile of {found} (sha256 {found_sha}), not of {expected} (sha256 {expected_sha})")]
+    WrongModel {
+        /// The profile file.
+        path: PathBuf,
+        /// Its model file.
+        found: String,
+        /// Its model hash.
+        found_sha: String,
+        /// The model in use.
+        expected: String,
+        /// Its hash.
+        expected_sha: String,
+    },
+    /// The directory holds nothing to merge.
+    #[error("{0}: no raw profile files (raw/*.json); run `selectinfer profile -m MODEL --task T --data FILE -o DIR` first")]
+    NoRaw(PathBuf),
+    /// A ranking file is missing.
+    #[error("{path}: missing; run `selectinfer profile merge {dir}`")]
+    MissingRanking {
+        /// The file.
+        path: PathBuf,
+        /// The profile directory.
+        dir: String,
+    },
+}
+
+/// Raw statistics of one profiling run (one task, one dataset file).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RawProfile {
+    /// [`RAW_FORMAT`].
+    pub format: String,
+    /// The profiled model.
+    pub model: ModelFingerprint,
+    /// Task.
+    pub task: Task,
+    /// Dataset name (file stem).
+    pub dataset: String,
+    /// sha256 of the dataset file.
+    pub data_sha256: String,
+    /// Split of the file that was used.
+    pub split: Split,
+    /// Examples run.
+    pub examples: usize,
+    /// Greedy tokens generated per example (each counted once).
+    pub gen_tokens: usize,
+    /// Prompt template version.
+    pub template_version: String,
+    /// selectinfer version.
+    pub tool_version: String,
+    /// Sums over even-numbered (A) and odd-numbered (B) examples.
+    pub halves: [ActivationSums; 2],
+}
+
+impl RawProfile {
+    /// Both halves added.
+    pub fn total(&self) -> ActivationSums {
+        let mut t = self.halves[0].clone();
+        t.add(&self.halves[1]);
+        t
+    }
+}
+
+/// One layer's neurons, best first.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LayerRanking {
+    /// Neuron indices, highest score first.
+    pub order: Vec<u32>,
+    /// Their scores, in the same order.
+    pub scores: Vec<f64>,
+}
+
+impl LayerRanking {
+    /// Ranks neurons by score, highest first; ties go to the lower index.
+    pub fn from_scores(scores: &[f64]) -> LayerRanking {
+        let mut order: Vec<u32> = (0..scores.len() as u32).collect();
+        order.sort_by(|&i, &j| scores[j as usize].total_cmp(&scores[i as usize]).then(i.cmp(&j)));
+        let sorted = order.iter().map(|&i| scores[i as usize]).collect();
+        LayerRanking { order, scores: sorted }
+    }
+
+    /// The first `k` neurons.
+    pub fn top(&self, k: usize) -> &[u32] {
+        &self.order[..k.min(self.order.len())]
+    }
+}
+
+/// A dataset that went into a ranking.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DatasetSummary {
+    /// Task.
+    pub task: Task,
+    /// Dataset name.
+    pub dataset: String,
+    /// Examples.
+    pub examples: usize,
+    /// Tokens counted.
+    pub tokens: u64,
+}
+
+/// Whose ranking a file holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RankingKind {
+    /// One task's ("base", task-specific) ranking.
+    Task,
+    /// The mean over tasks ("secondary", model-specific).
+    Model,
+}
+
+/// A ranking file: per layer, every neuron index sorted by score.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Ranking {
+    /// [`RANKING_FORMAT`].
+    pub format: String,
+    /// Task or model-wide.
+    pub kind: RankingKind,
+    /// The task, for task rankings.
+    pub task: Option<Task>,
+    /// The profiled model.
+    pub model: ModelFingerprint,
+    /// What went in.
+    pub datasets: Vec<DatasetSummary>,
+    /// Prompt template version.
+    pub template_version: String,
+    /// selectinfer version.
+    pub tool_version: String,
+    /// Per layer.
+    pub layers: Vec<LayerRanking>,
+}
+
+/// File of a task's ranking in a profile directory.
+pub fn task_ranking_path(dir: &Path, task: Task) -> PathBuf {
+    dir.join(format!("task-{task}.json"))
+}
+
+/// File of the model-wide ranking in a profile directory.
+pub fn model_ranking_path(dir: &Path) -> PathBuf {
+    dir.join("model.json")
+}
+
+/// Directory of raw statistics in a profile directory.
+pub fn raw_dir(dir: &Path) -> PathBuf {
+    dir.join("raw")
+}
+
+fn read_json<T: serde::de::DeserializeOwned>(path: &Path, expected: &'static str) -> Result<T, ProfileError> {
+    let text = std::fs::read_to_string(path).map_err(|source| ProfileError::Io { path: path.to_path_buf(), source })?;
+    let v: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| ProfileError::Format { path: path.to_path_buf(), expected, what: e.to_string() })?;
+    if v.get("format").and_then(|f| f.as_str()) != Some(expected) {
+        return Err(ProfileError::Format { path: path.to_path_buf(), expected, what: format!("format is {:?}", v.get("format")) });
+    }
+    serde_json::from_value(v).map_err(|e| ProfileError::Format { path: path.to_path_buf(), expected, what: e.to_string() })
+}
+
+/// Writes `value` as JSON through a temporary file.
+pub fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<(), ProfileError> {
+    let io = |source| ProfileError::Io { path: path.to_path_buf(), source };
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).map_err(io)?;
+    }
+    let bytes = serde_json::to_vec(value).map_err(|e| io(e.into()))?;
+    crate::fsutil::write_atomic(path, &bytes).map_err(io)
+}
+
+/// Reads every raw file of a profile directory, checking they share one model.
+pub fn read_raw_dir(dir: &Path) -> Result<Vec<RawProfile>, ProfileError> {
+    let raw = raw_dir(dir);
+    let mut paths: Vec<PathBuf> = match std::fs::read_dir(&raw) {
+        Ok(rd) => rd.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.extension().is_some_and(|x| x == "json")).collect(),
+        Err(_) => Vec::new(),
+    };
+    paths.sort();
+    if paths.is_empty() {
+        return Err(ProfileError::NoRaw(dir.to_path_buf()));
+    }
+    let mut out: Vec<RawProfile> = Vec::new();
+    for p in paths {
+        let r: RawProfile = read_json(&p, RAW_FORMAT)?;
+        if let Some(first) = out.first() {
+            check_model(&p, &r.model, &first.model)?;
+        }
+        out.push(r);
+    }
+    Ok(out)
+}
+
+/// Errors unless `found` (the profile's model) is `expected`.
+pub fn check_model(path: &Path, found: &ModelFingerprint, expected: &ModelFingerprint) -> Result<(), ProfileError> {
+    if found.sha256 == expected.sha256 {
+        return Ok(());
+    }
+    Err(ProfileError::WrongModel {
+        path: path.to_path_buf(),
+        found: found.file.clone(),
+        found_sha: short(&found.sha256),
+        expected: expected.file.clone(),
+        expected_sha: short(&expected.sha256),
+    })
+}
+
+fn short(sha: &str) -> String {
+    sha.chars().take(12).collect()
+}
+
+/// Per-task scores of a set of raw files, with `half` selecting both halves
+/// (`None`), or only A (`Some(0)`) or B (`Some(1)`).
+pub fn task_scores(raws: &[RawProfile], half: Option<usize>) -> BTreeMap<Task, (Vec<Vec<f64>>, Vec<DatasetSummary>)> {
+    // Group runs of the same task and dataset: their sums add before dividing.
+    let mut per_dataset: BTreeMap<(Task, String), (ActivationSums, usize)> = BTreeMap::new();
+    for r in raws {
+        let sums = match half {
+            None => r.total(),
+            Some(h) => r.halves[h].clone(),
+        };
+        per_dataset
+            .entry((r.task, r.dataset.clone()))
+            .and_modify(|(s, n)| {
+                s.add(&sums);
+                *n += r.examples;
+            })
+            .or_insert((sums, r.examples));
+    }
+    let mut per_task: BTreeMap<Task, (Vec<Vec<Vec<f64>>>, Vec<DatasetSummary>)> = BTreeMap::new();
+    for ((task, dataset), (sums, examples)) in per_dataset {
+        let e = per_task.entry(task).or_default();
+        e.0.push(sums.mean());
+        e.1.push(DatasetSummary { task, dataset, examples, tokens: sums.tokens });
+    }
+    per_task.into_iter().map(|(t, (scores, ds))| (t, (mean_of(&scores), ds))).collect()
+}
+
+/// Element-wise mean of equally shaped per-layer score tables.
+pub fn mean_of(tables: &[Vec<Vec<f64>>]) -> Vec<Vec<f64>> {
+    let n = tables.len() as f64;
+    let mut out = tables[0].clone();
+    for t in &tables[1..] {
+        for (a, b) in out.iter_mut().zip(t) {
+            for (x, y) in a.iter_mut().zip(b) {
+                *x += y;
+            }
+        }
+    }
+    out.iter_mut().flatten().for_each(|x| *x /= n);
+    out
+}
+
+fn ranking(kind: RankingKind, task: Option<Task>, raw: &RawProfile, datasets: Vec<DatasetSummary>, scores: &[Vec<f64>]) -> Ranking {
+    Ranking {
+        format: RANKING_FORMAT.into(),
+        kind,
+        task,
+        model: raw.model.clone(),
+        datasets,
+        template_version: raw.template_version.clone(),
+        tool_version: env!("CARGO_PKG_VERSION").into(),
+        layers: scores.iter().map(|s| LayerRanking::from_scores(s)).collect(),
+    }
+}
+
+/// Builds the task rankings and the model-wide ranking from raw files.
+pub fn merge(raws: &[RawProfile]) -> (Vec<Ranking>, Ranking) {
+    let per_task = task_scores(raws, None);
+    let first = &raws[0];
+    let tasks: Vec<Ranking> =
+        per_task.iter().map(|(&t, (scores, ds))| ranking(RankingKind::Task, Some(t), first, ds.clone(), scores)).collect();
+    let all_scores: Vec<Vec<Vec<f64>>> = per_task.values().map(|(s, _)| s.clone()).collect();
+    let all_ds: Vec<DatasetSummary> = per_task.values().flat_map(|(_, d)| d.clone()).collect();
+    let model = ranking(RankingKind::Model, None, first, all_ds, &mean_of(&all_scores));
+    (tasks, model)
+}
+
+/// Merges a profile directory's raw files and writes `task-<task>.json` and
+/// `model.json` next to them. Returns the files written.
+pub fn merge_dir(dir: &Path) -> Result<Vec<PathBuf>, ProfileError> {
+    let raws = read_raw_dir(dir)?;
+    let (tasks, model) = merge(&raws);
+    let mut written = Vec::new();
+    for r in &tasks {
+        let p = task_ranking_path(dir, r.task.expect("task ranking"));
+        write_json(&p, r)?;
+        written.push(p);
+    }
+    let p = model_ranking_path(dir);
+    write_json(&p, &model)?;
+    written.push(p);
+    Ok(written)
+}
+
+/// Reads a ranking file.
+pub fn read_ranking(path: &Path, dir: &Path) -> Result<Ranking, ProfileError> {
+    if !path.exists() {
+        return Err(ProfileError::MissingRanking { path: path.to_path_buf(), dir: dir.display().to_string() });
+    }
+    read_json(path, RANKING_FORMAT)
+}
+
+/// Share of the top `top` fraction of neurons two rankings have in common, per layer.
+pub fn overlap_per_layer(a: &[LayerRanking], b: &[LayerRanking], top: f64) -> Vec<f64> {
+    a.iter()
+        .zip(b)
+        .map(|(la, lb)| {
+            let k = ((la.order.len() as f64) * top).round().max(1.0) as usize;
+            let set: std::collections::HashSet<u32> = la.top(k).iter().copied().collect();
+            lb.top(k).iter().filter(|i| set.contains(i)).count() as f64 / k as f64
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn raw(task: Task, dataset: &str, a: (u64, Vec<f64>), b: (u64, Vec<f64>)) -> RawProfile {
+        RawProfile {
+            format: RAW_FORMAT.into(),
+            model: ModelFingerprint { sha256: "x".into(), file: "m".into(), architecture: "llama".into(), n_layer: 1, n_ff: vec![3] },
+            task,
+            dataset: dataset.into(),
+            data_sha256: String::new(),
+            split: Split::Profile,
+            examples: 2,
+            gen_tokens: 0,
+            template_version: "1".into(),
+            tool_version: "t".into(),
+            halves: [ActivationSums { tokens: a.0, sums: vec![a.1] }, ActivationSums { tokens: b.0, sums: vec![b.1] }],
+        }
+    }
+
+    #[test]
+    fn merge_math_matches_a_hand_computation() {
+        // qa has two datasets, translate one.
+        let raws = vec![
+            raw(Task::Qa, "d1", (2, vec![2.0, 4.0, 0.0]), (2, vec![2.0, 0.0, 4.0])), // mean [1, 1, 1]
+            raw(Task::Qa, "d2", (1, vec![0.0, 3.0, 0.0]), (0, vec![0.0, 0.0, 0.0])), // mean [0, 3, 0]
+            raw(Task::Translate, "d3", (4, vec![8.0, 0.0, 4.0]), (0, vec![0.0; 3])), // mean [2, 0, 1]
+        ];
+        let scores = task_scores(&raws, None);
+        assert_eq!(scores[&Task::Qa].0, vec![vec![0.5, 2.0, 0.5]]);
+        assert_eq!(scores[&Task::Translate].0, vec![vec![2.0, 0.0, 1.0]]);
+        let (tasks, model) = merge(&raws);
+        assert_eq!(tasks[0].layers[0].order, vec![1, 0, 2], "tie between 0 and 2 goes to the lower index");
+        assert_eq!(tasks[1].layers[0].order, vec![0, 2, 1]);
+        // model = mean over tasks = [1.25, 1.0, 0.75]
+        assert_eq!(model.layers[0].scores, vec![1.25, 1.0, 0.75]);
+        assert_eq!(model.layers[0].order, vec![0, 1, 2]);
+        assert_eq!(tasks[0].datasets.iter().map(|d| d.tokens).sum::<u64>(), 5);
+    }
+
+    #[test]
+    fn overlap_counts_shared_top_neurons() {
+        let a = [LayerRanking::from_scores(&[4.0, 3.0, 2.0, 1.0])];
+        let b = [LayerRanking::from_scores(&[4.0, 1.0, 3.0, 2.0])];
+        assert_eq!(overlap_per_layer(&a, &b, 0.5), vec![0.5]);
+        assert_eq!(overlap_per_layer(&a, &a, 0.5), vec![1.0]);
+    }
+}

@@ -1,0 +1,271 @@
+//! Tasks, their datasets, prompt templates and the profiling/evaluation split.
+//!
+//! Shared by the profiler and the evaluation harness so that both see the same
+//! prompts: the templates live here, versioned by [`TEMPLATE_VERSION`], and so does
+//! the one rule that keeps profiling and evaluation examples disjoint
+//! ([`Split`]).
+//!
+//! Datasets are generic JSON Lines files: any file whose lines carry a task's
+//! fields can be profiled or evaluated.
+//!
+//! | task        | fields read                                  |
+//! |-------------|----------------------------------------------|
+//! | `qa`        | `context`, `question`, `answers` (list), `id`? |
+//! | `translate` | `src`, `ref`, `id`?                          |
+//! | `summarize` | `document`, `summary`, `id`?                 |
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+/// Version of the prompt templates below; recorded in profiles and results.
+/// Bump it whenever a template changes.
+pub const TEMPLATE_VERSION: &str = "1";
+
+/// The paper's three task families.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Task {
+    /// Extractive question answering with context (SQuAD v1.1 / XQuAD format).
+    Qa,
+    /// German to English translation (WMT16 newstest2016).
+    Translate,
+    /// Single-document summarization (XSum).
+    Summarize,
+}
+
+impl Task {
+    /// All tasks, in a fixed order.
+    pub const ALL: [Task; 3] = [Task::Qa, Task::Translate, Task::Summarize];
+
+    /// The name used on the command line and in files.
+    pub fn name(self) -> &'static str {
+        match self {
+            Task::Qa => "qa",
+            Task::Translate => "translate",
+            Task::Summarize => "summarize",
+        }
+    }
+
+    /// Parses a task name.
+    pub fn from_name(s: &str) -> Option<Task> {
+        Task::ALL.into_iter().find(|t| t.name() == s)
+    }
+
+    /// The bundled dataset file of this task, relative to the repository root.
+    pub fn bundled_data(self) -> &'static str {
+        match self {
+            Task::Qa => "data/qa_squad11dev_xquad_en_500.jsonl",
+            Task::Translate => "data/wmt16_de_en_newstest2016_500.jsonl",
+            Task::Summarize => "data/sum_xsum_test_200.jsonl",
+        }
+    }
+}
+
+impl fmt::Display for Task {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// One example of a task.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Example {
+    /// `id` field, or `line<N>` when absent.
+    pub id: String,
+    /// The task-specific input.
+    pub input: Input,
+    /// Reference outputs (several for QA, one otherwise).
+    pub references: Vec<String>,
+}
+
+/// What the model is given.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Input {
+    /// A passage and a question about it.
+    Qa {
+        /// Passage.
+        context: String,
+        /// Question.
+        question: String,
+    },
+    /// A German sentence.
+    Translate {
+        /// Source text.
+        src: String,
+    },
+    /// A document.
+    Summarize {
+        /// Document text.
+        document: String,
+    },
+}
+
+impl Example {
+    /// The zero-shot prompt (template version [`TEMPLATE_VERSION`]): the paper's
+    /// templates, with the passage added for extractive QA and a `Summary:` cue so
+    /// that base models answer rather than continue the document.
+    pub fn prompt(&self) -> String {
+        match &self.input {
+            Input::Qa { context, question } => format!("{context}\nQuestion: {question}\nAnswer:"),
+            Input::Translate { src } => format!("German phrase: {src}\nEnglish phrase:"),
+            Input::Summarize { document } => format!("Summarize the following document:\n{document}\nSummary:"),
+        }
+    }
+}
+
+/// Errors from reading a dataset; each names the file and, where it applies, the line.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum DataError {
+    /// The file could not be read.
+    #[error("cannot read dataset {path}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The error.
+        source: std::io::Error,
+    },
+    /// A line is not a JSON object with the task's fields.
+    #[error("{path}:{line}: {what}")]
+    Line {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line number.
+        line: usize,
+        /// What is wrong.
+        what: String,
+    },
+    /// The file has no examples.
+    #[error("dataset {path} has no examples")]
+    Empty {
+        /// The file.
+        path: PathBuf,
+    },
+}
+
+/// Reads every example of a JSON Lines file for `task`; blank lines are skipped.
+pub fn read_examples(path: &Path, task: Task) -> Result<Vec<Example>, DataError> {
+    let text = std::fs::read_to_string(path).map_err(|source| DataError::Io { path: path.to_path_buf(), source })?;
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let err = |what: String| DataError::Line { path: path.to_path_buf(), line: i + 1, what };
+        let v: serde_json::Value = serde_json::from_str(line).map_err(|e| err(format!("not valid JSON: {e}")))?;
+        let field = |name: &str| -> Result<String, DataError> {
+            v.get(name)
+                .and_then(|f| f.as_str())
+                .map(str::to_string)
+                .ok_or_else(|| err(format!("{task} examples need a string field \"{name}\"")))
+        };
+        let id = v.get("id").and_then(|f| f.as_str()).map_or_else(|| format!("line{}", i + 1), str::to_string);
+        let ex = match task {
+            Task::Qa => {
+                let answers: Vec<String> = match v.get("answers") {
+                    Some(serde_json::Value::Array(a)) => a.iter().filter_map(|x| x.as_str().map(str::to_string)).collect(),
+                    Some(serde_json::Value::String(s)) => vec![s.clone()],
+                    _ => Vec::new(),
+                };
+                if answers.is_empty() {
+                    return Err(err("qa examples need \"answers\": a non-empty list of strings".into()));
+                }
+                Example { id, input: Input::Qa { context: field("context")?, question: field("question")? }, references: answers }
+            }
+            Task::Translate => Example { id, input: Input::Translate { src: field("src")? }, references: vec![field("ref")?] },
+            Task::Summarize => {
+                Example { id, input: Input::Summarize { document: field("document")? }, references: vec![field("summary")?] }
+            }
+        };
+        out.push(ex);
+    }
+    if out.is_empty() {
+        return Err(DataError::Empty { path: path.to_path_buf() });
+    }
+    Ok(out)
+}
+
+/// Which part of a dataset a stage may use. Profiling and evaluation never share
+/// an example: of a file with n examples, the first `min(200, n / 2)` are the
+/// profiling split and the rest the evaluation split (500-example files: 200/300;
+/// the 200-example XSum file: 100/100).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Split {
+    /// Examples the profiler may see.
+    Profile,
+    /// Examples the evaluation may see.
+    Eval,
+    /// Every example (for files that are not bundled splits; use with care).
+    All,
+}
+
+impl Split {
+    /// Number of profiling examples in a file of `n`.
+    pub fn profile_len(n: usize) -> usize {
+        (n / 2).min(200)
+    }
+
+    /// The part of `examples` this split covers.
+    pub fn select<T>(self, examples: &[T]) -> &[T] {
+        let p = Split::profile_len(examples.len());
+        match self {
+            Split::Profile => &examples[..p],
+            Split::Eval => &examples[p..],
+            Split::All => examples,
+        }
+    }
+
+    /// The name used on the command line and in files.
+    pub fn name(self) -> &'static str {
+        match self {
+            Split::Profile => "profile",
+            Split::Eval => "eval",
+            Split::All => "all",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splits_are_disjoint_and_cover_the_file() {
+        for n in [1usize, 2, 5, 200, 201, 500] {
+            let v: Vec<usize> = (0..n).collect();
+            let (p, e) = (Split::Profile.select(&v), Split::Eval.select(&v));
+            assert_eq!(p.len() + e.len(), n);
+            assert!(p.iter().all(|x| !e.contains(x)));
+        }
+        assert_eq!(Split::profile_len(500), 200);
+        assert_eq!(Split::profile_len(200), 100);
+    }
+
+    #[test]
+    fn bad_lines_name_their_line_number() {
+        let dir = std::env::temp_dir().join(format!("si-tasks-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("t.jsonl");
+        std::fs::write(&p, "{\"src\":\"a\",\"ref\":\"b\"}\n\n{\"src\":\"a\"}\n").unwrap();
+        let e = read_examples(&p, Task::Translate).unwrap_err().to_string();
+        assert!(e.ends_with(":3: translate examples need a string field \"ref\""), "{e}");
+        std::fs::write(&p, "{\"src\":\"a\",\"ref\":\"b\"}\nnot json\n").unwrap();
+        assert!(read_examples(&p, Task::Translate).unwrap_err().to_string().contains(":2: not valid JSON"));
+        std::fs::write(&p, "\n").unwrap();
+        assert!(matches!(read_examples(&p, Task::Qa), Err(DataError::Empty { .. })));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn bundled_files_parse() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        for t in Task::ALL {
+            let ex = read_examples(&root.join(t.bundled_data()), t).unwrap();
+            assert!(ex.len() >= 200, "{t}");
+            assert!(!ex[0].prompt().is_empty());
+        }
+    }
+}

@@ -1,0 +1,86 @@
+//! The command line: output formats and bad input (clear error, non-zero exit, no
+//! panic, no partial output).
+
+mod common;
+
+use common::{selectinfer, text};
+use selectinfer::synth::SynthArch;
+
+#[test]
+fn inspect_json_has_the_documented_keys() {
+    let model = common::tiny_model(SynthArch::Llama);
+    let out = selectinfer(&["inspect", model.to_str().unwrap(), "--json"]);
+    assert!(out.status.success(), "{:?}", text(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    for key in ["architecture", "n_layer", "n_embd", "n_ff", "ffn_bytes", "non_ffn_bytes", "total_bytes"] {
+        assert!(v.get(key).is_some(), "missing {key}");
+    }
+    assert_eq!(v["n_ff"], serde_json::json!([192, 192]));
+    assert_eq!(v["total_bytes"].as_u64().unwrap(), v["ffn_bytes"].as_u64().unwrap() + v["non_ffn_bytes"].as_u64().unwrap());
+}
+
+#[test]
+fn inspect_table_shows_layers_and_bytes() {
+    let model = common::tiny_model(SynthArch::Gemma3);
+    let out = selectinfer(&["inspect", model.to_str().unwrap(), "--metadata"]);
+    let (stdout, stderr) = text(&out);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stdout.contains("| layers ") && stdout.contains("| 2 "), "{stdout}");
+    assert!(stdout.contains("ffn_geglu"));
+    assert!(stdout.contains("gemma3.attention.sliding_window"));
+}
+
+#[test]
+fn generate_streams_text_and_reports_speed() {
+    let model = common::tiny_model(SynthArch::Llama);
+    let out = selectinfer(&["generate", "-m", model.to_str().unwrap(), "-p", "the word", "-n", "8", "-t", "2"]);
+    let (stdout, stderr) = text(&out);
+    assert!(out.status.success(), "{stderr}");
+    assert!(!stdout.trim().is_empty());
+    assert!(stderr.contains("prefill:") && stderr.contains("decode:") && stderr.contains("tok/s"), "{stderr}");
+
+    let out = selectinfer(&["generate", "-m", model.to_str().unwrap(), "-p", "the word", "-n", "8", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["generated_tokens"].as_u64(), Some(8));
+    assert!(v["decode_tps"].as_f64().unwrap() > 0.0);
+}
+
+fn assert_clean_failure(args: &[&str], needle: &str) {
+    let out = selectinfer(args);
+    let (_, stderr) = text(&out);
+    assert!(!out.status.success(), "{args:?} should fail");
+    assert!(!stderr.contains("panicked"), "{args:?} panicked: {stderr}");
+    assert!(stderr.contains(needle), "{args:?}: expected {needle:?} in {stderr:?}");
+}
+
+#[test]
+fn bad_input_is_a_clear_error_without_partial_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = |n: &str| dir.path().join(n).to_str().unwrap().to_string();
+    let missing = d("missing.gguf");
+    std::fs::write(d("notgguf.gguf"), b"this is a text file, not a model\n").unwrap();
+    let bytes = std::fs::read(common::tiny_model(SynthArch::Llama)).unwrap();
+    std::fs::write(d("trunc.gguf"), &bytes[..bytes.len() / 3]).unwrap();
+    let out = d("out.gguf");
+
+    for cmd in [vec!["inspect"], vec!["convert"]] {
+        let mut with = |model: &str, needle: &str| {
+            let mut args: Vec<&str> = cmd.clone();
+            args.push(model);
+            if cmd[0] == "convert" {
+                args.extend(["--to", "f16", "-o", &out]);
+            }
+            assert_clean_failure(&args, needle);
+        };
+        with(&missing, "No such file");
+        with(&d("notgguf.gguf"), "not a GGUF file");
+        with(&d("trunc.gguf"), "truncated");
+    }
+    for model in [&missing, &d("notgguf.gguf"), &d("trunc.gguf")] {
+        assert_clean_failure(&["generate", "-m", model, "-p", "hi"], "cannot load");
+    }
+    let tiny = common::tiny_model(SynthArch::Llama);
+    assert_clean_failure(&["convert", tiny.to_str().unwrap(), "--to", "q3_weird", "-o", &out], "invalid value 'q3_weird'");
+    assert_clean_failure(&["convert", tiny.to_str().unwrap(), "--to", "f16", "-o", tiny.to_str().unwrap()], "is the input file");
+    assert_eq!(common::files_in(dir.path()), vec!["notgguf.gguf", "trunc.gguf"], "no output or temporary file left");
+}

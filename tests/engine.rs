@@ -1,0 +1,146 @@
+//! The engine on tiny random-weight models: loading, generation, conversion and
+//! the eval callback.
+
+mod common;
+
+use std::sync::{Arc, Mutex};
+
+use selectinfer::engine::{
+    quantize, GenerateOptions, LoadOptions, Model, ObservedTensor, Session, SessionOptions, TargetType, TensorObserver,
+};
+use selectinfer::gguf::{GgmlType, GgufFile};
+use selectinfer::model::{FfnActivation, ModelInfo};
+use selectinfer::synth::{decode_floats, SynthArch};
+
+fn load(path: &std::path::Path) -> Model {
+    Model::load(path, &LoadOptions::default()).expect("load")
+}
+
+fn session(model: &Model) -> Session<'_> {
+    Session::new(model, SessionOptions { n_ctx: 256, n_batch: 64, threads: 2, observer: None }).unwrap()
+}
+
+#[test]
+fn inspect_numbers_of_the_tiny_llama() {
+    let info = ModelInfo::read(common::tiny_model(SynthArch::Llama)).unwrap();
+    assert_eq!(info.architecture, "llama");
+    assert_eq!(info.n_layer, 2);
+    assert_eq!(info.n_embd, 64);
+    assert_eq!(info.n_ff, vec![192, 192]);
+    assert_eq!(info.ffn_activation, Some(FfnActivation::Swiglu));
+    let n_vocab = 3 + 256 + 40;
+    assert_eq!(info.n_vocab, Some(n_vocab));
+    // Bytes counted by hand: F32 everywhere.
+    let ffn = 2 * 3 * 64 * 192 * 4;
+    let per_layer = (64 + 64 * 64 + 2 * 64 * 32 + 64 * 64 + 64) * 4;
+    let non_ffn = 2 * 64 * n_vocab * 4 + 2 * per_layer + 64 * 4;
+    assert_eq!(info.ffn_bytes, ffn);
+    assert_eq!(info.non_ffn_bytes, non_ffn);
+    assert_eq!(info.total_bytes, ffn + non_ffn);
+    assert_eq!(info.ffn_types, vec!["F32"]);
+}
+
+#[test]
+fn inspect_gemma3_reports_geglu() {
+    let info = ModelInfo::read(common::tiny_model(SynthArch::Gemma3)).unwrap();
+    assert_eq!(info.architecture, "gemma3");
+    assert_eq!(info.ffn_activation, Some(FfnActivation::Geglu));
+    assert_eq!(info.n_ff, vec![192, 192]);
+}
+
+#[test]
+fn sampled_generation_is_deterministic_for_a_seed() {
+    for arch in [SynthArch::Llama, SynthArch::Gemma3] {
+        let model = load(&common::tiny_model(arch));
+        let prompt = model.tokenize("the word of a", true, false);
+        assert!(prompt.len() >= 4, "{arch:?}: prompt tokenised to {prompt:?}");
+        let opts = GenerateOptions { max_tokens: 24, temperature: 0.9, seed: 42 };
+        let mut s = session(&model);
+        let (a, stats) = s.generate(&prompt, &opts, |_| true).unwrap();
+        s.clear();
+        let (b, _) = s.generate(&prompt, &opts, |_| true).unwrap();
+        assert_eq!(a, b, "{arch:?}: same seed, same tokens");
+        assert!(!a.is_empty());
+        assert_eq!(stats.prompt_tokens, prompt.len());
+        // Greedy is deterministic too and independent of the seed.
+        let mut greedy = |seed| {
+            s.clear();
+            s.generate(&prompt, &GenerateOptions { max_tokens: 12, temperature: 0.0, seed }, |_| true).unwrap().0
+        };
+        let (g1, g2) = (greedy(1), greedy(2));
+        assert_eq!(g1, g2);
+    }
+}
+
+#[test]
+fn greedy_generation_follows_the_argmax_of_the_logits() {
+    let model = load(&common::tiny_model(SynthArch::Llama));
+    let prompt = model.tokenize("the word", true, false);
+    let mut s = session(&model);
+    let (tokens, _) = s.generate(&prompt, &GenerateOptions { max_tokens: 3, ..Default::default() }, |_| true).unwrap();
+    // Recompute each step from full logits of the whole sequence.
+    let mut seq = prompt.clone();
+    for &t in &tokens {
+        let logits = s.eval_all_logits(&seq).unwrap();
+        let last = logits.last().unwrap();
+        let argmax = (0..last.len()).max_by(|&i, &j| last[i].total_cmp(&last[j])).unwrap() as i32;
+        assert_eq!(argmax, t);
+        seq.push(t);
+    }
+}
+
+#[test]
+fn f32_to_f16_to_f32_round_trips_within_f16_precision() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = common::tiny_model(SynthArch::Llama);
+    let f16 = dir.path().join("m.f16.gguf");
+    let back = dir.path().join("m.f32.gguf");
+    quantize(&src, &f16, TargetType::F16, 2).unwrap();
+    quantize(&f16, &back, TargetType::F32, 2).unwrap();
+    let (a, h, b) = (GgufFile::read(&src).unwrap(), GgufFile::read(&f16).unwrap(), GgufFile::read(&back).unwrap());
+    assert!(h.tensors.iter().any(|t| t.ty == GgmlType::F16), "the F16 file has F16 matrices");
+    assert!(b.tensors.iter().all(|t| t.ty == GgmlType::F32));
+    for ta in &a.tensors {
+        let tb = b.tensor(&ta.name).expect("same tensors");
+        assert_eq!(ta.dims, tb.dims);
+        let va = decode_floats(&a.read_tensor_data(ta).unwrap(), ta.ty).unwrap();
+        let vb = decode_floats(&b.read_tensor_data(tb).unwrap(), tb.ty).unwrap();
+        for (x, y) in va.iter().zip(&vb) {
+            // F16 has an 11-bit significand: relative error at most 2^-11 (normals),
+            // absolute 2^-24 near zero.
+            assert!((x - y).abs() <= x.abs() * 2f32.powi(-11) + 2f32.powi(-24), "{}: {x} vs {y}", ta.name);
+        }
+    }
+}
+
+/// Records the names and shapes of the nodes whose names start with a prefix.
+struct Recorder {
+    prefix: &'static str,
+    seen: Arc<Mutex<Vec<(String, [usize; 4])>>>,
+}
+
+impl TensorObserver for Recorder {
+    fn wants(&mut self, name: &str) -> bool {
+        name.starts_with(self.prefix)
+    }
+    fn observe(&mut self, t: ObservedTensor<'_>) {
+        assert_eq!(t.data.len(), t.ne.iter().product::<usize>());
+        self.seen.lock().unwrap().push((t.name.to_string(), t.ne));
+    }
+}
+
+#[test]
+fn eval_callback_sees_the_ffn_activation_of_every_layer() {
+    for (arch, node) in [(SynthArch::Llama, "ffn_swiglu"), (SynthArch::Gemma3, "ffn_geglu")] {
+        let model = load(&common::tiny_model(arch));
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let observer = Box::new(Recorder { prefix: node, seen: seen.clone() });
+        let mut s =
+            Session::new(&model, SessionOptions { n_ctx: 128, n_batch: 32, threads: 2, observer: Some(observer) }).unwrap();
+        let prompt = model.tokenize("the word of", true, false);
+        s.decode(&prompt, false).unwrap();
+        let seen = seen.lock().unwrap().clone();
+        // Layer 0 sees every prompt token; the last layer only the output row.
+        assert_eq!(seen, vec![(format!("{node}-0"), [192, prompt.len(), 1, 1]), (format!("{node}-1"), [192, 1, 1, 1])], "{arch:?}");
+    }
+}

@@ -1,0 +1,188 @@
+//! The offline profiler: captured activations, statistics, rankings, bad input.
+
+mod common;
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use selectinfer::engine::{LoadOptions, Model, ObservedTensor, Session, SessionOptions, TensorObserver};
+use selectinfer::gguf::{GgufFile, GgufWriter, Value};
+use selectinfer::profile::ranking::{self, LayerRanking, RankingKind};
+use selectinfer::profile::{run_profile, ProfileRequest};
+use selectinfer::synth::{decode_floats, SynthArch};
+use selectinfer::tasks::{Split, Task};
+
+/// Keeps a copy of every node it is asked for.
+struct Capture {
+    names: Vec<String>,
+    got: Arc<Mutex<HashMap<String, (Vec<usize>, Vec<f32>)>>>,
+}
+
+impl TensorObserver for Capture {
+    fn wants(&mut self, name: &str) -> bool {
+        self.names.iter().any(|n| n == name)
+    }
+    fn observe(&mut self, t: ObservedTensor<'_>) {
+        self.got.lock().unwrap().insert(t.name.to_string(), (t.ne.to_vec(), t.data.to_vec()));
+    }
+}
+
+fn matrix(g: &GgufFile, name: &str) -> (Vec<f32>, usize) {
+    let t = g.tensor(name).unwrap();
+    (decode_floats(&g.read_tensor_data(t).unwrap(), t.ty).unwrap(), t.dims[0] as usize)
+}
+
+fn silu(x: f32) -> f32 {
+    x / (1.0 + (-x).exp())
+}
+
+/// GELU, tanh approximation (what ggml computes).
+fn gelu(x: f32) -> f32 {
+    0.5 * x * (1.0 + ((2.0 / std::f32::consts::PI).sqrt() * (x + 0.044715 * x * x * x)).tanh())
+}
+
+#[test]
+fn captured_activation_equals_act_gate_times_up_of_the_ffn_input() {
+    for (arch, node, act) in [(SynthArch::Llama, "ffn_swiglu", silu as fn(f32) -> f32), (SynthArch::Gemma3, "ffn_geglu", gelu)] {
+        let path = common::tiny_model(arch);
+        let g = GgufFile::read(&path).unwrap();
+        let model = Model::load(&path, &LoadOptions::default()).unwrap();
+        let got = Arc::new(Mutex::new(HashMap::new()));
+        let names = (0..2).flat_map(|l| [format!("ffn_norm-{l}"), format!("{node}-{l}")]).collect();
+        let cap = Capture { names, got: got.clone() };
+        let mut s = Session::new(&model, SessionOptions { n_ctx: 64, n_batch: 32, threads: 2, observer: Some(Box::new(cap)) }).unwrap();
+        let prompt = model.tokenize("the word of a man", true, false);
+        s.decode(&prompt, true).unwrap();
+        let got = got.lock().unwrap();
+        let mut checked = 0;
+        for l in 0..2 {
+            let (x_ne, x) = &got[&format!("ffn_norm-{l}")];
+            let (a_ne, a) = &got[&format!("{node}-{l}")];
+            let (gate, n_embd) = matrix(&g, &format!("blk.{l}.ffn_gate.weight"));
+            let (up, _) = matrix(&g, &format!("blk.{l}.ffn_up.weight"));
+            assert_eq!(x_ne[0], n_embd);
+            let n_ff = a_ne[0];
+            assert_eq!(a_ne[1], prompt.len(), "every position is computed in layer {l}");
+            for t in 0..prompt.len() {
+                let xt = &x[t * n_embd..(t + 1) * n_embd];
+                for n in 0..n_ff {
+                    let dot = |w: &[f32]| w[n * n_embd..(n + 1) * n_embd].iter().zip(xt).map(|(a, b)| a * b).sum::<f32>();
+                    let want = act(dot(&gate)) * dot(&up);
+                    let have = a[t * n_ff + n];
+                    assert!((want - have).abs() <= 2e-3 * (1.0 + want.abs()), "{arch:?} layer {l} token {t} neuron {n}: {have} vs {want}");
+                    checked += 1;
+                }
+            }
+        }
+        assert_eq!(checked, 2 * prompt.len() * 192);
+    }
+}
+
+fn write_translate_data(dir: &Path, n: usize) -> std::path::PathBuf {
+    let p = dir.join("tiny_translate.jsonl");
+    let lines: Vec<String> = (0..n)
+        .map(|i| serde_json::json!({"id": format!("t{i}"), "src": format!("das ist {i} wort"), "ref": "that is a word"}).to_string())
+        .collect();
+    std::fs::write(&p, lines.join("\n")).unwrap();
+    p
+}
+
+fn request(model: &Path, data: &Path, out: &Path, task: Task) -> ProfileRequest {
+    ProfileRequest {
+        model: model.to_path_buf(),
+        task,
+        data: data.to_path_buf(),
+        split: Split::All,
+        limit: None,
+        gen_tokens: 4,
+        out_dir: out.to_path_buf(),
+        threads: 2,
+        progress: false,
+    }
+}
+
+#[test]
+fn profile_counts_each_token_once_and_ranks_deterministically() {
+    let dir = tempfile::tempdir().unwrap();
+    let model_path = common::tiny_model(SynthArch::Llama);
+    let data = write_translate_data(dir.path(), 4);
+    let model = Model::load(&model_path, &LoadOptions::default()).unwrap();
+    let prompt_tokens: u64 = selectinfer::tasks::read_examples(&data, Task::Translate)
+        .unwrap()
+        .iter()
+        .map(|e| model.tokenize(&e.prompt(), true, false).len() as u64)
+        .sum();
+
+    let out = run_profile(&request(&model_path, &data, &dir.path().join("p1"), Task::Translate)).unwrap();
+    let tokens: u64 = out.raw.halves.iter().map(|h| h.tokens).sum();
+    // Each prompt token once, plus at most 4 decoded tokens per example (fewer if EOS comes first).
+    assert!(tokens >= prompt_tokens && tokens <= prompt_tokens + 4 * 4, "{tokens} vs {prompt_tokens}");
+    assert_eq!(out.raw.examples, 4);
+    assert!(out.raw.halves[0].tokens > 0 && out.raw.halves[1].tokens > 0, "alternating examples fill both halves");
+    assert_eq!(out.raw.halves[0].sums.len(), 2);
+
+    let again = run_profile(&request(&model_path, &data, &dir.path().join("p2"), Task::Translate)).unwrap();
+    assert_eq!(out.raw.halves, again.raw.halves, "same prompts, same statistics");
+    let written = ranking::merge_dir(&dir.path().join("p1")).unwrap();
+    assert_eq!(written.len(), 2);
+    let r = ranking::read_ranking(&ranking::task_ranking_path(&dir.path().join("p1"), Task::Translate), dir.path()).unwrap();
+    assert_eq!(r.kind, RankingKind::Task);
+    // The ranking equals an independent sort of sums / tokens.
+    let total = out.raw.total();
+    for (l, layer) in r.layers.iter().enumerate() {
+        let scores: Vec<f64> = total.sums[l].iter().map(|s| s / total.tokens as f64).collect();
+        let mut idx: Vec<usize> = (0..scores.len()).collect();
+        idx.sort_by(|&a, &b| scores[b].partial_cmp(&scores[a]).unwrap().then(a.cmp(&b)));
+        assert_eq!(layer.order, idx.iter().map(|&i| i as u32).collect::<Vec<_>>());
+        assert_eq!(layer, &LayerRanking::from_scores(&scores));
+    }
+}
+
+#[test]
+fn profile_refuses_another_models_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = write_translate_data(dir.path(), 2);
+    let out = dir.path().join("p");
+    run_profile(&request(&common::tiny_model(SynthArch::Llama), &data, &out, Task::Translate)).unwrap();
+    let err = run_profile(&request(&common::tiny_model(SynthArch::Gemma3), &data, &out, Task::Translate)).unwrap_err();
+    assert!(format!("{err:#}").contains("is a profile of tiny-Llama.gguf"), "{err:#}");
+}
+
+#[test]
+fn profile_bad_input_is_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = common::tiny_model(SynthArch::Llama);
+    let m = model.to_str().unwrap();
+    let out = dir.path().join("p");
+    let o = out.to_str().unwrap();
+    let check = |args: &[&str], needle: &str| {
+        let r = common::selectinfer(args);
+        let (_, err) = common::text(&r);
+        assert!(!r.status.success() && !err.contains("panicked") && err.contains(needle), "{args:?}: {err}");
+    };
+    check(&["profile", "-m", m, "--task", "poetry", "-o", o], "invalid value 'poetry'");
+    let bad = dir.path().join("bad.jsonl");
+    std::fs::write(&bad, "{\"src\": \"a\", \"ref\": \"b\"}\n{\"src\": 3}\n").unwrap();
+    check(&["profile", "-m", m, "--task", "translate", "--data", bad.to_str().unwrap(), "--split", "all", "-o", o], "bad.jsonl:2:");
+    let empty = dir.path().join("empty.jsonl");
+    std::fs::write(&empty, "\n").unwrap();
+    check(&["profile", "-m", m, "--task", "qa", "--data", empty.to_str().unwrap(), "-o", o], "has no examples");
+
+    // A model whose architecture has no gated FFN we know.
+    let gpt2 = dir.path().join("gpt2.gguf");
+    let meta = vec![
+        ("general.architecture".to_string(), Value::String("gpt2".into())),
+        ("gpt2.block_count".into(), Value::U32(1)),
+        ("gpt2.embedding_length".into(), Value::U32(8)),
+        ("gpt2.feed_forward_length".into(), Value::U32(32)),
+    ];
+    GgufWriter::create(&gpt2, &meta, vec![]).unwrap().finish().unwrap();
+    let data = write_translate_data(dir.path(), 2);
+    check(
+        &["profile", "-m", gpt2.to_str().unwrap(), "--task", "translate", "--data", data.to_str().unwrap(), "-o", o],
+        "architecture gpt2 is not supported",
+    );
+    check(&["profile", "merge", dir.path().join("nothing").to_str().unwrap()], "no raw profile files");
+    assert!(!out.exists(), "no profile directory was created by failed runs");
+}

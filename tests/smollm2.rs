@@ -1,0 +1,124 @@
+//! Integration tests on SmolLM2-135M-Instruct (installed by scripts/setup.sh).
+
+mod common;
+
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+use selectinfer::engine::{quantize, LoadOptions, Model, Session, SessionOptions, TargetType};
+use selectinfer::model::ModelInfo;
+
+const Q4_1: &str = "SmolLM2-135M-Instruct.Q4_1.gguf";
+
+fn smollm2() -> PathBuf {
+    common::installed_model(Q4_1)
+}
+
+/// The F16 conversion, made once per test run.
+fn smollm2_f16() -> PathBuf {
+    static F16: OnceLock<PathBuf> = OnceLock::new();
+    F16.get_or_init(|| {
+        let out = common::shared_dir().join("smollm2.f16.gguf");
+        quantize(&smollm2(), &out, TargetType::F16, 2).expect("convert to F16");
+        out
+    })
+    .clone()
+}
+
+fn argmax(v: &[f32]) -> usize {
+    (0..v.len()).max_by(|&i, &j| v[i].total_cmp(&v[j])).unwrap()
+}
+
+#[test]
+fn inspect_reports_30_layers_of_1536() {
+    let info = ModelInfo::read(smollm2()).unwrap();
+    assert_eq!(info.architecture, "llama");
+    assert_eq!(info.n_layer, 30);
+    assert_eq!(info.n_embd, 576);
+    assert_eq!(info.n_ff, vec![1536; 30]);
+    assert_eq!(info.n_vocab, Some(49152));
+}
+
+#[test]
+fn generate_produces_text() {
+    let out = common::selectinfer(&[
+        "generate", "-m", smollm2().to_str().unwrap(), "-p", "What is the capital of France?", "--chat", "-n", "16", "-t", "2",
+    ]);
+    let (stdout, stderr) = common::text(&out);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stdout.trim().len() > 3, "got {stdout:?}");
+    assert!(stdout.contains("Paris"), "a 135M instruct model knows this one: {stdout:?}");
+}
+
+#[test]
+fn f16_conversion_keeps_the_next_token_of_the_q4_1_original() {
+    let f16 = smollm2_f16();
+    let info = ModelInfo::read(&f16).unwrap();
+    assert_eq!(info.ffn_types, vec!["F16"]);
+    let prompts = ["The capital of France is", "def fibonacci(n):", "Once upon a time, there was a"];
+    let mut picks = Vec::new();
+    for path in [smollm2(), f16] {
+        let model = Model::load(&path, &LoadOptions::default()).unwrap();
+        let mut s = Session::new(&model, SessionOptions { n_ctx: 128, n_batch: 64, threads: 2, observer: None }).unwrap();
+        picks.push(
+            prompts
+                .iter()
+                .map(|p| {
+                    let toks = model.tokenize(p, true, false);
+                    argmax(s.eval_all_logits(&toks).unwrap().last().unwrap())
+                })
+                .collect::<Vec<_>>(),
+        );
+    }
+    assert_eq!(picks[0], picks[1], "argmax of Q4_1 and its F16 dequantization agree");
+}
+
+#[test]
+fn profile_of_five_prompts_per_task_ranks_every_neuron_and_shows_dual_structure() {
+    use selectinfer::profile::ranking::{self, overlap_per_layer, LayerRanking};
+    use selectinfer::profile::{run_profile, ProfileRequest};
+    use selectinfer::tasks::{Split, Task};
+
+    let dir = common::shared_dir().join("smollm2-profile");
+    for task in Task::ALL {
+        run_profile(&ProfileRequest {
+            model: smollm2(),
+            task,
+            data: common::repo_root().join(task.bundled_data()),
+            split: Split::Profile,
+            limit: Some(5),
+            gen_tokens: 16,
+            out_dir: dir.clone(),
+            threads: 2,
+            progress: false,
+        })
+        .unwrap();
+    }
+    ranking::merge_dir(&dir).unwrap();
+    let mut files = vec![ranking::model_ranking_path(&dir)];
+    files.extend(Task::ALL.map(|t| ranking::task_ranking_path(&dir, t)));
+    for f in files {
+        let r = ranking::read_ranking(&f, &dir).unwrap();
+        assert_eq!(r.layers.len(), 30);
+        for l in &r.layers {
+            let mut idx = l.order.clone();
+            idx.sort();
+            idx.dedup();
+            assert_eq!(idx.len(), 1536, "{}: every neuron exactly once", f.display());
+            assert!(l.scores.windows(2).all(|w| w[0] >= w[1]));
+        }
+    }
+    // Dual structure: top-40% sets agree more within a task (two halves of its
+    // prompts) than across tasks.
+    let raws = ranking::read_raw_dir(&dir).unwrap();
+    let rank = |s: &Vec<Vec<f64>>| s.iter().map(|x| LayerRanking::from_scores(x)).collect::<Vec<_>>();
+    let mean = |v: Vec<f64>| v.iter().sum::<f64>() / v.len() as f64;
+    let (all, a, b) = (ranking::task_scores(&raws, None), ranking::task_scores(&raws, Some(0)), ranking::task_scores(&raws, Some(1)));
+    let within = Task::ALL.map(|t| mean(overlap_per_layer(&rank(&a[&t].0), &rank(&b[&t].0), 0.4)));
+    let across = [(Task::Qa, Task::Translate), (Task::Qa, Task::Summarize), (Task::Translate, Task::Summarize)]
+        .map(|(x, y)| mean(overlap_per_layer(&rank(&all[&x].0), &rank(&all[&y].0), 0.4)));
+    let min_within = within.iter().copied().fold(f64::INFINITY, f64::min);
+    let max_across = across.iter().copied().fold(0.0, f64::max);
+    eprintln!("within {within:?} across {across:?}");
+    assert!(min_within > max_across, "within {within:?} should exceed across {across:?}");
+}
