@@ -8,6 +8,7 @@
 //! - [`engine`]: llama.cpp through llama-cpp-2; the only module with `unsafe`.
 //! - [`tasks`]: task datasets, prompt templates and the profiling/evaluation split.
 //! - [`profile`]: activation statistics and neuron rankings (the offline profiler).
+//! - [`select`]: loading masks and the GGUF rewrite (selective loading).
 //! - [`synth`]: random-weight GGUF models for tests and shape benchmarks.
 //! - [`cli`]: the `selectinfer` command line, one file per subcommand.
 //!
@@ -17,8 +18,10 @@ pub mod cli;
 pub mod engine;
 pub mod fsutil;
 pub mod gguf;
+pub mod memory;
 pub mod model;
 pub mod output;
 pub mod profile;
+pub mod select;
 pub mod synth;
 pub mod tasks;

@@ -45,13 +45,6 @@ fn generate_streams_text_and_reports_speed() {
     assert!(v["decode_tps"].as_f64().unwrap() > 0.0);
 }
 
-fn assert_clean_failure(args: &[&str], needle: &str) {
-    let out = selectinfer(args);
-    let (_, stderr) = text(&out);
-    assert!(!out.status.success(), "{args:?} should fail");
-    assert!(!stderr.contains("panicked"), "{args:?} panicked: {stderr}");
-    assert!(stderr.contains(needle), "{args:?}: expected {needle:?} in {stderr:?}");
-}
 
 #[test]
 fn bad_input_is_a_clear_error_without_partial_output() {
@@ -70,17 +63,17 @@ fn bad_input_is_a_clear_error_without_partial_output() {
             if cmd[0] == "convert" {
                 args.extend(["--to", "f16", "-o", &out]);
             }
-            assert_clean_failure(&args, needle);
+            common::assert_clean_failure(&args, needle);
         };
         with(&missing, "No such file");
         with(&d("notgguf.gguf"), "not a GGUF file");
         with(&d("trunc.gguf"), "truncated");
     }
     for model in [&missing, &d("notgguf.gguf"), &d("trunc.gguf")] {
-        assert_clean_failure(&["generate", "-m", model, "-p", "hi"], "cannot load");
+        common::assert_clean_failure(&["generate", "-m", model, "-p", "hi"], "cannot load");
     }
     let tiny = common::tiny_model(SynthArch::Llama);
-    assert_clean_failure(&["convert", tiny.to_str().unwrap(), "--to", "q3_weird", "-o", &out], "invalid value 'q3_weird'");
-    assert_clean_failure(&["convert", tiny.to_str().unwrap(), "--to", "f16", "-o", tiny.to_str().unwrap()], "is the input file");
+    common::assert_clean_failure(&["convert", tiny.to_str().unwrap(), "--to", "q3_weird", "-o", &out], "invalid value 'q3_weird'");
+    common::assert_clean_failure(&["convert", tiny.to_str().unwrap(), "--to", "f16", "-o", tiny.to_str().unwrap()], "is the input file");
     assert_eq!(common::files_in(dir.path()), vec!["notgguf.gguf", "trunc.gguf"], "no output or temporary file left");
 }

@@ -156,18 +156,13 @@ fn profile_bad_input_is_a_clear_error() {
     let m = model.to_str().unwrap();
     let out = dir.path().join("p");
     let o = out.to_str().unwrap();
-    let check = |args: &[&str], needle: &str| {
-        let r = common::selectinfer(args);
-        let (_, err) = common::text(&r);
-        assert!(!r.status.success() && !err.contains("panicked") && err.contains(needle), "{args:?}: {err}");
-    };
-    check(&["profile", "-m", m, "--task", "poetry", "-o", o], "invalid value 'poetry'");
+    common::assert_clean_failure(&["profile", "-m", m, "--task", "poetry", "-o", o], "invalid value 'poetry'");
     let bad = dir.path().join("bad.jsonl");
     std::fs::write(&bad, "{\"src\": \"a\", \"ref\": \"b\"}\n{\"src\": 3}\n").unwrap();
-    check(&["profile", "-m", m, "--task", "translate", "--data", bad.to_str().unwrap(), "--split", "all", "-o", o], "bad.jsonl:2:");
+    common::assert_clean_failure(&["profile", "-m", m, "--task", "translate", "--data", bad.to_str().unwrap(), "--split", "all", "-o", o], "bad.jsonl:2:");
     let empty = dir.path().join("empty.jsonl");
     std::fs::write(&empty, "\n").unwrap();
-    check(&["profile", "-m", m, "--task", "qa", "--data", empty.to_str().unwrap(), "-o", o], "has no examples");
+    common::assert_clean_failure(&["profile", "-m", m, "--task", "qa", "--data", empty.to_str().unwrap(), "-o", o], "has no examples");
 
     // A model whose architecture has no gated FFN we know.
     let gpt2 = dir.path().join("gpt2.gguf");
@@ -179,10 +174,10 @@ fn profile_bad_input_is_a_clear_error() {
     ];
     GgufWriter::create(&gpt2, &meta, vec![]).unwrap().finish().unwrap();
     let data = write_translate_data(dir.path(), 2);
-    check(
+    common::assert_clean_failure(
         &["profile", "-m", gpt2.to_str().unwrap(), "--task", "translate", "--data", data.to_str().unwrap(), "-o", o],
         "architecture gpt2 is not supported",
     );
-    check(&["profile", "merge", dir.path().join("nothing").to_str().unwrap()], "no raw profile files");
+    common::assert_clean_failure(&["profile", "merge", dir.path().join("nothing").to_str().unwrap()], "no raw profile files");
     assert!(!out.exists(), "no profile directory was created by failed runs");
 }

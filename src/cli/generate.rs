@@ -52,6 +52,13 @@ struct GenerateRecord {
     prefill_tps: f64,
     decode_tps: f64,
     threads: i32,
+    /// Tensor bytes of the file.
+    weight_bytes: u64,
+    /// Whether the weights were memory-mapped.
+    mmap: bool,
+    /// Resident memory after generation.
+    #[serde(flatten)]
+    memory: crate::memory::MemorySnapshot,
 }
 
 pub fn run(args: GenerateArgs) -> anyhow::Result<()> {
@@ -97,6 +104,9 @@ pub fn run(args: GenerateArgs) -> anyhow::Result<()> {
             prefill_tps: stats.prefill_tps(),
             decode_tps: stats.decode_tps(),
             threads,
+            weight_bytes: crate::model::ModelInfo::from_gguf(model.gguf())?.total_bytes,
+            mmap: !args.no_mmap,
+            memory: crate::memory::MemorySnapshot::now(),
         };
         writeln!(stdout, "{}", serde_json::to_string(&rec)?)?;
     } else {

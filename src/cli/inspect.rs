@@ -5,6 +5,32 @@ use std::path::PathBuf;
 use anyhow::Context;
 
 use crate::model::ModelInfo;
+use crate::select::SliceMeta;
+
+/// What `inspect --json` prints: the model facts, and the selection of a sliced file.
+#[derive(serde::Serialize)]
+struct InspectRecord<'a> {
+    #[serde(flatten)]
+    info: &'a ModelInfo,
+    selection: Option<&'a Selection>,
+}
+
+/// A sliced file's selection with the bytes it saves.
+#[derive(serde::Serialize)]
+struct Selection {
+    #[serde(flatten)]
+    meta: SliceMeta,
+    ffn_bytes_saved: u64,
+    ffn_saved_pct: f64,
+}
+
+impl Selection {
+    fn new(meta: SliceMeta, info: &ModelInfo) -> Selection {
+        let saved = meta.source_ffn_bytes.saturating_sub(info.ffn_bytes);
+        let pct = 100.0 * saved as f64 / meta.source_ffn_bytes.max(1) as f64;
+        Selection { meta, ffn_bytes_saved: saved, ffn_saved_pct: pct }
+    }
+}
 use crate::output::{format_bytes, Table};
 
 /// Arguments of `inspect`.
@@ -21,9 +47,11 @@ pub struct InspectArgs {
 }
 
 pub fn run(args: InspectArgs) -> anyhow::Result<()> {
-    let info = ModelInfo::read(&args.model).with_context(|| format!("cannot inspect {}", args.model.display()))?;
+    let gguf = crate::gguf::GgufFile::read(&args.model).with_context(|| format!("cannot inspect {}", args.model.display()))?;
+    let info = ModelInfo::from_gguf(&gguf).with_context(|| format!("cannot inspect {}", args.model.display()))?;
+    let selection = SliceMeta::from_gguf(&gguf)?.map(|m| Selection::new(m, &info));
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&info)?);
+        println!("{}", serde_json::to_string_pretty(&InspectRecord { info: &info, selection: selection.as_ref() })?);
         return Ok(());
     }
     let n_ff = if info.n_ff.iter().all(|&n| n == info.n_ff[0]) {
@@ -46,6 +74,19 @@ pub fn run(args: InspectArgs) -> anyhow::Result<()> {
     t.row(["weights total", &format_bytes(info.total_bytes)]);
     t.row(["weights ffn", &format!("{} ({:.1}%)", format_bytes(info.ffn_bytes), pct(info.ffn_bytes))]);
     t.row(["weights non-ffn", &format!("{} ({:.1}%)", format_bytes(info.non_ffn_bytes), pct(info.non_ffn_bytes))]);
+    if let Some(sel) = &selection {
+        let m = &sel.meta;
+        let how = match (&m.task, m.random_seed) {
+            (Some(task), _) => format!("profile, base task {task}"),
+            (None, Some(seed)) => format!("random (seed {seed})"),
+            _ => m.selection.clone(),
+        };
+        t.row(["selection", &how]);
+        t.row(["load (gamma) / static (delta)", &format!("{} / {}", m.load, m.static_share)]);
+        t.row(["sparsified layers", &format!("{}..{} (source n_ff {})", m.layer_start, m.layer_end, m.source_n_ff.first().copied().unwrap_or(0))]);
+        t.row(["ffn bytes saved", &format!("{} of {} ({:.1}%)", format_bytes(sel.ffn_bytes_saved), format_bytes(m.source_ffn_bytes), sel.ffn_saved_pct)]);
+        t.row(["source sha256", &m.source_sha256]);
+    }
     print!("{}", t.to_markdown());
     println!();
     let mut types = Table::new(["type", "tensors", "bytes"]);

@@ -5,6 +5,7 @@ mod convert;
 mod generate;
 mod inspect;
 mod profile;
+mod slice;
 
 use clap::{Parser, Subcommand};
 
@@ -31,6 +32,9 @@ pub enum Command {
     /// Record FFN activation statistics of a task's prompts; `merge` ranks neurons,
     /// `overlap` compares tasks.
     Profile(profile::ProfileArgs),
+    /// Selective loading: write a GGUF keeping gamma of each layer's FFN neurons
+    /// (delta from the task ranking first, then model-wide ranking).
+    Slice(slice::SliceArgs),
 }
 
 /// Runs one parsed command line.
@@ -41,5 +45,6 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         Command::Generate(a) => generate::run(a),
         Command::Convert(a) => convert::run(a),
         Command::Profile(a) => profile::run(a),
+        Command::Slice(a) => slice::run(a),
     }
 }

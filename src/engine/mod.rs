@@ -36,3 +36,22 @@ pub fn system_info() -> String {
     // SAFETY: returns a pointer to a static NUL-terminated string.
     unsafe { std::ffi::CStr::from_ptr(llama_cpp_sys_2::llama_print_system_info()) }.to_string_lossy().into_owned()
 }
+
+/// Dequantizes `n` elements of type `type_id` stored in `bytes` with ggml's own
+/// `to_float`, so every quantized format llama.cpp reads can be sliced.
+/// Returns `None` when the type has no `to_float` or `bytes` is too short.
+pub fn dequantize(type_id: u32, bytes: &[u8], n: usize) -> Option<Vec<f32>> {
+    let (blck, size) = ggml_type_layout(type_id);
+    if blck == 0 || n as u64 % blck != 0 || (bytes.len() as u64) < n as u64 / blck * size {
+        return None;
+    }
+    // SAFETY: the traits table is static; to_float reads n / blck blocks from
+    // `bytes` (checked above) and writes n floats into `out`.
+    unsafe {
+        let traits = llama_cpp_sys_2::ggml_get_type_traits(type_id as llama_cpp_sys_2::ggml_type);
+        let to_float = traits.as_ref()?.to_float?;
+        let mut out = vec![0f32; n];
+        to_float(bytes.as_ptr().cast(), out.as_mut_ptr(), n as i64);
+        Some(out)
+    }
+}

@@ -40,6 +40,11 @@ pub fn file_sha256(path: &Path) -> std::io::Result<String> {
     Ok(format!("{:x}", h.finalize()))
 }
 
+/// sha256 of bytes, hex.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    format!("{:x}", Sha256::digest(bytes))
+}
+
 /// The fingerprint of a model file.
 pub fn fingerprint(path: &Path, info: &ModelInfo) -> anyhow::Result<ModelFingerprint> {
     Ok(ModelFingerprint {

@@ -57,3 +57,13 @@ pub fn files_in(dir: &Path) -> Vec<String> {
     v.sort();
     v
 }
+
+/// Runs `selectinfer args` and asserts a clean failure: non-zero exit, no panic,
+/// and `needle` in the error output.
+pub fn assert_clean_failure(args: &[&str], needle: &str) {
+    let out = selectinfer(args);
+    let (_, stderr) = text(&out);
+    assert!(!out.status.success(), "{args:?} should fail");
+    assert!(!stderr.contains("panicked"), "{args:?} panicked: {stderr}");
+    assert!(stderr.contains(needle), "{args:?}: expected {needle:?} in {stderr:?}");
+}

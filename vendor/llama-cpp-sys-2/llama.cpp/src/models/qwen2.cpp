@@ -32,6 +32,9 @@ void llama_model_qwen2::load_arch_tensors(llama_model_loader &) {
 
     for (int i = 0; i < n_layer; ++i) {
         auto & layer = layers[i];
+        // selectinfer: each layer's own FFN width, so that sliced models whose layers
+        // keep different numbers of neurons load (feed_forward_length as an array).
+        const int64_t n_ff = hparams.n_ff(i);
 
         layer.attn_norm = create_tensor(tn(LLM_TENSOR_ATTN_NORM, "weight", i), {n_embd}, 0);
 

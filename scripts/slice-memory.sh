@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Memory of sliced SmolLM2-135M F16 files at gamma 1.0/0.8/0.7/0.55/0.4 (all 30
+# layers sliced, static share 0.3, base task qa, committed profile), loaded with and
+# without mmap. Each cell is a fresh process that generates 16 tokens at n_ctx 512
+# and reports its resident memory. Writes results/slice-memory/smollm2-f16.{csv,md}.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+. scripts/env.sh
+cargo build --release --locked
+si="$SELECTINFER_BIN"
+src=models/SmolLM2-135M-Instruct.F16.gguf
+[ -f "$src" ] || "$si" convert models/SmolLM2-135M-Instruct.Q4_1.gguf --to f16 -o "$src"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+out=results/slice-memory
+mkdir -p "$out"
+echo "gamma,mmap,weight_bytes,ffn_bytes,non_ffn_bytes,expected_weight_bytes,rss_bytes,peak_rss_bytes,rss_file_bytes,rss_anon_bytes" >"$work/rows.csv"
+base_json=$("$si" inspect "$src" --json)
+for gamma in 1.0 0.8 0.7 0.55 0.4; do
+    f="$work/g$gamma.gguf"
+    "$si" slice -m "$src" --profile profiles/SmolLM2-135M-Instruct.F16 --task qa --load "$gamma" --static 0.3 --layers 0..30 -o "$f" >/dev/null
+    info=$("$si" inspect "$f" --json)
+    for mmap in yes no; do
+        flag=""; [ $mmap = no ] && flag=--no-mmap
+        g=$("$si" generate -m "$f" -p "The capital of France is" -n 16 -t 2 --ctx 512 --json $flag)
+        python3 - "$gamma" "$mmap" "$info" "$g" "$base_json" >>"$work/rows.csv" <<'PY'
+import json, sys
+gamma, mmap, info, g, base = sys.argv[1], sys.argv[2], json.loads(sys.argv[3]), json.loads(sys.argv[4]), json.loads(sys.argv[5])
+expected = base["non_ffn_bytes"] + float(gamma) * base["ffn_bytes"]
+print(",".join(str(x) for x in [gamma, mmap, info["total_bytes"], info["ffn_bytes"], info["non_ffn_bytes"], round(expected),
+      g["rss_bytes"], g["peak_rss_bytes"], g["rss_file_bytes"], g["rss_anon_bytes"]]))
+PY
+    done
+done
+mv "$work/rows.csv" "$out/smollm2-f16.csv"
+python3 - "$out/smollm2-f16.csv" >"$out/smollm2-f16.md" <<'PY'
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+mib = lambda b: f"{int(b) / 2**20:.1f}"
+print("| gamma | load | weights MiB | non-FFN + gamma*FFN MiB | error | RSS MiB | peak RSS MiB | file-backed MiB | anonymous MiB |")
+print("|---|---|---|---|---|---|---|---|---|")
+for r in rows:
+    err = 100 * (int(r["weight_bytes"]) - int(r["expected_weight_bytes"])) / int(r["expected_weight_bytes"])
+    print(f"| {r['gamma']} | {'mmap' if r['mmap'] == 'yes' else 'read'} | {mib(r['weight_bytes'])} | {mib(r['expected_weight_bytes'])} | {err:+.2f}% "
+          f"| {mib(r['rss_bytes'])} | {mib(r['peak_rss_bytes'])} | {mib(r['rss_file_bytes'])} | {mib(r['rss_anon_bytes'])} |")
+PY
+cat "$out/smollm2-f16.md"

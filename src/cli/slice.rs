@@ -1,0 +1,91 @@
+//! `selectinfer slice`: selective loading, as a rewritten GGUF.
+
+use std::path::PathBuf;
+
+use anyhow::bail;
+
+use crate::output::{format_bytes, Table};
+use crate::select::rewrite::parse_layer_range;
+use crate::select::{slice_model, SliceRequest, SliceSource};
+use crate::tasks::Task;
+
+/// Arguments of `slice`.
+#[derive(Debug, clap::Args)]
+pub struct SliceArgs {
+    /// Source GGUF (the paper slices the original model: an F16 conversion).
+    #[arg(short, long)]
+    pub model: PathBuf,
+    /// Profile directory made by `selectinfer profile` for this model.
+    #[arg(long, required_unless_present = "random")]
+    pub profile: Option<PathBuf>,
+    /// Task whose ranking gives the static ("base") neurons.
+    #[arg(long, value_enum, required_unless_present = "random")]
+    pub task: Option<Task>,
+    /// gamma: share of each sparsified layer's N neurons that is loaded, in (0, 1].
+    #[arg(long = "load", default_value_t = 0.7)]
+    pub load: f64,
+    /// delta: share of N taken first from the task ranking (the static neurons), in [0, gamma].
+    #[arg(long = "static", default_value_t = 0.3)]
+    pub static_share: f64,
+    /// Sparsified layers START..END (end exclusive); others stay whole. Default: all
+    /// but the first round(0.15 n) and last round(0.07 n) layers (4..26 of 28, as in the paper).
+    #[arg(long, value_parser = parse_layer_range)]
+    pub layers: Option<std::ops::Range<usize>>,
+    /// Keep a uniformly random gamma*N neurons per layer instead (the paper's
+    /// random-loading ablation); no profile needed.
+    #[arg(long)]
+    pub random: bool,
+    /// Seed of --random.
+    #[arg(long, default_value_t = 0)]
+    pub random_seed: u64,
+    /// Output GGUF; written under a temporary name and renamed when complete.
+    #[arg(short, long)]
+    pub output: PathBuf,
+    /// Print one JSON object instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(a: SliceArgs) -> anyhow::Result<()> {
+    let source = if a.random {
+        SliceSource::Random { seed: a.random_seed }
+    } else {
+        match (a.profile, a.task) {
+            (Some(dir), Some(task)) => SliceSource::Profile { dir, task },
+            _ => bail!("slice needs --profile DIR and --task TASK, or --random"),
+        }
+    };
+    let req = SliceRequest {
+        model: a.model,
+        output: a.output,
+        source,
+        load: a.load,
+        static_share: a.static_share,
+        layers: a.layers,
+        verify: true,
+    };
+    let r = slice_model(&req)?;
+    if a.json {
+        println!("{}", serde_json::to_string(&r)?);
+        return Ok(());
+    }
+    let pct = |a: u64, b: u64| 100.0 * a as f64 / b.max(1) as f64;
+    let mut t = Table::new(["", "source", "sliced", "ratio"]);
+    t.row(["FFN bytes".into(), format_bytes(r.source_ffn_bytes), format_bytes(r.ffn_bytes), format!("{:.1}%", pct(r.ffn_bytes, r.source_ffn_bytes))]);
+    t.row([
+        "total bytes".into(),
+        format_bytes(r.source_total_bytes),
+        format_bytes(r.total_bytes),
+        format!("{:.1}%", pct(r.total_bytes, r.source_total_bytes)),
+    ]);
+    print!("{}", t.to_markdown());
+    eprintln!(
+        "slice: layers {}..{} sliced to n_ff {:?}{} -> {}",
+        r.layers.start,
+        r.layers.end,
+        r.n_ff.get(r.layers.start).copied().unwrap_or(0),
+        if r.down_dequantized { " (quantized ffn_down stored as F16)" } else { "" },
+        r.output
+    );
+    Ok(())
+}

@@ -1,0 +1,15 @@
+//! Selective loading: rewrite a GGUF so that unloaded FFN neurons never reach memory.
+//!
+//! Third stage of the data flow: takes a model and a profile (or a seed, for the
+//! random ablation), decides per layer which neurons to keep ([`plan`]), and writes
+//! a new GGUF ([`rewrite`]) in which `ffn_gate`/`ffn_up` keep only those rows and
+//! `ffn_down` only those columns. The selection is recorded in the file's metadata
+//! ([`SliceMeta`]) so later stages work from the file alone.
+
+pub mod mask;
+pub mod plan;
+pub mod rewrite;
+
+pub use mask::NeuronMask;
+pub use plan::{default_layer_range, keep_from_profile, keep_random, LayerKeep};
+pub use rewrite::{slice_model, SliceMeta, SliceReport, SliceRequest, SliceSource};

@@ -1,0 +1,398 @@
+//! The GGUF rewriter behind `selectinfer slice`.
+//!
+//! Weight handling per type:
+//! - `ffn_gate`/`ffn_up` (`[n_embd, n_ff]`, one row per neuron): kept rows are copied
+//!   byte for byte, whatever the type (a row is whole blocks).
+//! - `ffn_down` (`[n_ff, n_embd]`, one column per neuron): F32/F16/BF16 columns are
+//!   gathered exactly. For quantized types a kept column set cuts through
+//!   quantization blocks, so the rows are dequantized with ggml's own `to_float`,
+//!   gathered and stored as F16 (exact up to F16 rounding of the dequantized values;
+//!   no second quantization error). This costs memory on quantized sources; the
+//!   paper's setting (and ours) slices the F16 original.
+//! - biases of gate/up are gathered; every other tensor is copied byte for byte.
+//! - a layer that keeps all its neurons is copied unchanged (bit-identical output).
+
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, ensure, Context};
+
+use super::plan::{keep_from_profile, keep_random, LayerKeep};
+use crate::engine::{dequantize, LoadOptions, Model};
+use crate::gguf::{GgmlType, GgufFile, GgufWriter, TensorInfo, TensorSpec, Value};
+use crate::model::{split_block_name, ModelInfo};
+use crate::profile::ranking::{check_model, model_ranking_path, read_ranking, task_ranking_path};
+use crate::profile::{file_sha256, fingerprint};
+use crate::synth::{encode_floats, SplitMix64};
+use crate::tasks::Task;
+
+/// Prefix of every metadata key the slicer writes.
+pub const META_PREFIX: &str = "selectinfer.";
+
+/// Where the kept neurons come from.
+#[derive(Debug, Clone)]
+pub enum SliceSource {
+    /// A profile directory and the task whose ranking is the base.
+    Profile {
+        /// Profile directory (task-<task>.json and model.json).
+        dir: PathBuf,
+        /// Task.
+        task: Task,
+    },
+    /// Uniformly random neurons (the paper's random-loading ablation).
+    Random {
+        /// Seed.
+        seed: u64,
+    },
+}
+
+/// A slicing job.
+#[derive(Debug, Clone)]
+pub struct SliceRequest {
+    /// Source GGUF.
+    pub model: PathBuf,
+    /// Output GGUF.
+    pub output: PathBuf,
+    /// Selection.
+    pub source: SliceSource,
+    /// gamma: kept share of each sparsified layer.
+    pub load: f64,
+    /// delta: share taken first from the base ranking (the static neurons).
+    pub static_share: f64,
+    /// Sparsified layers; `None` = [`super::default_layer_range`].
+    pub layers: Option<Range<usize>>,
+    /// Load the result with llama.cpp to verify it.
+    pub verify: bool,
+}
+
+/// What a slice did.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct SliceReport {
+    /// Output file.
+    pub output: String,
+    /// Sparsified layers.
+    pub layers: Range<usize>,
+    /// FFN width per layer after slicing.
+    pub n_ff: Vec<u64>,
+    /// Tensor bytes of the source.
+    pub source_total_bytes: u64,
+    /// FFN bytes of the source.
+    pub source_ffn_bytes: u64,
+    /// Tensor bytes of the result.
+    pub total_bytes: u64,
+    /// FFN bytes of the result.
+    pub ffn_bytes: u64,
+    /// Whether quantized ffn_down tensors were stored as F16.
+    pub down_dequantized: bool,
+}
+
+/// The selection recorded in a sliced file.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct SliceMeta {
+    /// gamma.
+    pub load: f64,
+    /// delta.
+    pub static_share: f64,
+    /// `"profile"` or `"random"`.
+    pub selection: String,
+    /// Base task (profile selection).
+    pub task: Option<String>,
+    /// Seed (random selection).
+    pub random_seed: Option<u64>,
+    /// Sparsified layers.
+    pub layer_start: usize,
+    /// End of the sparsified layers (exclusive).
+    pub layer_end: usize,
+    /// sha256 of the base and secondary ranking files (profile selection).
+    pub profile_sha256: Option<String>,
+    /// sha256 of the source model file.
+    pub source_sha256: String,
+    /// FFN width per layer of the source.
+    pub source_n_ff: Vec<u64>,
+    /// FFN bytes of the source.
+    pub source_ffn_bytes: u64,
+    /// Kept original neuron indices per layer (file order), for sparsified layers.
+    pub kept: Vec<Option<Vec<u32>>>,
+    /// Static original neuron indices per layer, for sparsified layers.
+    pub static_set: Vec<Option<Vec<u32>>>,
+}
+
+fn key(s: &str) -> String {
+    format!("{META_PREFIX}{s}")
+}
+
+impl SliceMeta {
+    /// Reads the selection from a file's metadata; `None` for an unsliced file.
+    pub fn from_gguf(g: &GgufFile) -> anyhow::Result<Option<SliceMeta>> {
+        if g.get(&key("format")).is_none() {
+            return Ok(None);
+        }
+        let num = |k: &str| g.get(&key(k)).and_then(Value::as_f64).with_context(|| format!("{}: {} missing", g.path.display(), key(k)));
+        let string = |k: &str| g.get_str(&key(k)).map(str::to_string);
+        let list = |k: &str| -> Option<Vec<u32>> { g.get(&key(k)).and_then(Value::as_u64_list).map(|v| v.into_iter().map(|x| x as u32).collect()) };
+        let (start, end) = (num("layer_start")? as usize, num("layer_end")? as usize);
+        let source_n_ff = g.get(&key("source_n_ff")).and_then(Value::as_u64_list).context("selectinfer.source_n_ff missing")?;
+        let per_layer = |what: &str| (0..source_n_ff.len()).map(|l| list(&format!("blk.{l}.{what}"))).collect();
+        Ok(Some(SliceMeta {
+            load: num("load")?,
+            static_share: num("static")?,
+            selection: string("selection").unwrap_or_default(),
+            task: string("task"),
+            random_seed: g.get_u64(&key("random_seed")),
+            layer_start: start,
+            layer_end: end,
+            profile_sha256: string("profile_sha256"),
+            source_sha256: string("source_sha256").unwrap_or_default(),
+            source_ffn_bytes: num("source_ffn_bytes")? as u64,
+            kept: per_layer("kept"),
+            static_set: per_layer("static"),
+            source_n_ff,
+        }))
+    }
+
+    fn to_metadata(&self) -> Vec<(String, Value)> {
+        let mut m = vec![
+            (key("format"), Value::U32(1)),
+            (key("load"), Value::F32(self.load as f32)),
+            (key("static"), Value::F32(self.static_share as f32)),
+            (key("selection"), Value::String(self.selection.clone())),
+            (key("layer_start"), Value::U32(self.layer_start as u32)),
+            (key("layer_end"), Value::U32(self.layer_end as u32)),
+            (key("source_sha256"), Value::String(self.source_sha256.clone())),
+            (key("source_n_ff"), Value::u32s(self.source_n_ff.iter().map(|&n| n as u32))),
+            (key("source_ffn_bytes"), Value::U64(self.source_ffn_bytes)),
+        ];
+        if let Some(t) = &self.task {
+            m.push((key("task"), Value::String(t.clone())));
+        }
+        if let Some(s) = self.random_seed {
+            m.push((key("random_seed"), Value::U64(s)));
+        }
+        if let Some(p) = &self.profile_sha256 {
+            m.push((key("profile_sha256"), Value::String(p.clone())));
+        }
+        for (l, (kept, stat)) in self.kept.iter().zip(&self.static_set).enumerate() {
+            if let (Some(kept), Some(stat)) = (kept, stat) {
+                m.push((key(&format!("blk.{l}.kept")), Value::u32s(kept.iter().copied())));
+                m.push((key(&format!("blk.{l}.static")), Value::u32s(stat.iter().copied())));
+            }
+        }
+        m
+    }
+}
+
+/// Parses `START..END` (end exclusive).
+pub fn parse_layer_range(s: &str) -> Result<Range<usize>, String> {
+    let (a, b) = s.split_once("..").ok_or_else(|| format!("layer range must look like 4..26, got {s:?}"))?;
+    let a: usize = a.trim().parse().map_err(|_| format!("bad range start in {s:?}"))?;
+    let b: usize = b.trim().parse().map_err(|_| format!("bad range end in {s:?}"))?;
+    if a >= b {
+        return Err(format!("layer range {s} is empty"));
+    }
+    Ok(a..b)
+}
+
+/// Slices `req.model` into `req.output`.
+pub fn slice_model(req: &SliceRequest) -> anyhow::Result<SliceReport> {
+    ensure!(req.load > 0.0 && req.load <= 1.0, "--load (gamma) must be in (0, 1], got {}", req.load);
+    ensure!(
+        req.static_share >= 0.0 && req.static_share <= req.load,
+        "--static (delta) must be in [0, --load = {}], got {}",
+        req.load,
+        req.static_share
+    );
+    let src = GgufFile::read(&req.model).with_context(|| format!("cannot slice {}", req.model.display()))?;
+    let info = ModelInfo::from_gguf(&src)?;
+    info.require_gated_ffn().map_err(anyhow::Error::msg)?;
+    if SliceMeta::from_gguf(&src)?.is_some() {
+        bail!("{} is already sliced; slice its source model instead (re-slicing is not supported)", req.model.display());
+    }
+    if same_path(&req.model, &req.output) {
+        bail!("output {} is the input file; choose another path", req.output.display());
+    }
+    let range = req.layers.clone().unwrap_or_else(|| super::default_layer_range(info.n_layer));
+    ensure!(
+        range.start < range.end && range.end <= info.n_layer,
+        "layer range {}..{} is outside the model's {} layers",
+        range.start,
+        range.end,
+        info.n_layer
+    );
+
+    let source_sha = file_sha256(&req.model).with_context(|| format!("hashing {}", req.model.display()))?;
+    let (keeps, task, seed, profile_sha) = match &req.source {
+        SliceSource::Profile { dir, task } => {
+            let fp = fingerprint(&req.model, &info)?;
+            let (base_path, sec_path) = (task_ranking_path(dir, *task), model_ranking_path(dir));
+            let base = read_ranking(&base_path, dir)?;
+            let secondary = read_ranking(&sec_path, dir)?;
+            check_model(&base_path, &base.model, &fp)?;
+            check_model(&sec_path, &secondary.model, &fp)?;
+            let keeps: Vec<Option<LayerKeep>> = (0..info.n_layer)
+                .map(|l| range.contains(&l).then(|| keep_from_profile(&base.layers[l], &secondary.layers[l], req.load, req.static_share)))
+                .collect();
+            let mut h = file_sha256(&base_path)?;
+            h.push_str(&file_sha256(&sec_path)?);
+            (keeps, Some(task.name().to_string()), None, Some(crate::profile::sha256_hex(h.as_bytes())))
+        }
+        SliceSource::Random { seed } => {
+            let mut rng = SplitMix64::new(*seed);
+            let keeps = (0..info.n_layer)
+                .map(|l| range.contains(&l).then(|| keep_random(info.n_ff[l] as usize, req.load, req.static_share, &mut rng)))
+                .collect();
+            (keeps, None, Some(*seed), None)
+        }
+    };
+
+    let meta = SliceMeta {
+        load: req.load,
+        static_share: req.static_share,
+        selection: if task.is_some() { "profile" } else { "random" }.into(),
+        task,
+        random_seed: seed,
+        layer_start: range.start,
+        layer_end: range.end,
+        profile_sha256: profile_sha,
+        source_sha256: source_sha,
+        source_n_ff: info.n_ff.clone(),
+        source_ffn_bytes: info.ffn_bytes,
+        kept: keeps.iter().map(|k| k.as_ref().map(|k| k.kept.clone())).collect(),
+        static_set: keeps.iter().map(|k| k.as_ref().map(|k| k.static_set.clone())).collect(),
+    };
+    let down_dequantized = write_sliced(&src, &info, &keeps, &meta, &req.output)?;
+
+    let out = ModelInfo::read(&req.output)?;
+    if req.verify {
+        if let Err(e) = Model::load(&req.output, &LoadOptions::default()) {
+            let _ = std::fs::remove_file(&req.output);
+            return Err(anyhow::Error::new(e).context(format!("the sliced file {} does not load; removed it", req.output.display())));
+        }
+    }
+    Ok(SliceReport {
+        output: req.output.display().to_string(),
+        layers: range,
+        n_ff: out.n_ff.clone(),
+        source_total_bytes: info.total_bytes,
+        source_ffn_bytes: info.ffn_bytes,
+        total_bytes: out.total_bytes,
+        ffn_bytes: out.ffn_bytes,
+        down_dequantized,
+    })
+}
+
+fn same_path(a: &Path, b: &Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(x), Ok(y)) => x == y,
+        _ => false,
+    }
+}
+
+/// How one tensor is transformed.
+enum Op<'k> {
+    Copy,
+    Rows(&'k [u32]),
+    Columns(&'k [u32]),
+}
+
+fn op_for<'k>(t: &TensorInfo, keeps: &'k [Option<LayerKeep>], n_ff: &[u64]) -> Op<'k> {
+    let Some((layer, rest)) = split_block_name(&t.name) else { return Op::Copy };
+    let Some(Some(keep)) = keeps.get(layer) else { return Op::Copy };
+    if keep.is_whole(n_ff[layer] as usize) {
+        return Op::Copy;
+    }
+    match rest {
+        "ffn_gate.weight" | "ffn_up.weight" | "ffn_gate.bias" | "ffn_up.bias" => Op::Rows(&keep.kept),
+        "ffn_down.weight" => Op::Columns(&keep.kept),
+        _ => Op::Copy,
+    }
+}
+
+/// Writes the sliced file; returns whether a quantized ffn_down was stored as F16.
+fn write_sliced(src: &GgufFile, info: &ModelInfo, keeps: &[Option<LayerKeep>], meta: &SliceMeta, out: &Path) -> anyhow::Result<bool> {
+    let arch = &info.architecture;
+    let new_ff: Vec<u64> = (0..info.n_layer)
+        .map(|l| match &keeps[l] {
+            Some(k) => k.kept.len() as u64,
+            None => info.n_ff[l],
+        })
+        .collect();
+    let ff_key = format!("{arch}.feed_forward_length");
+    let ff_value = if new_ff.iter().all(|&n| n == new_ff[0]) { Value::U32(new_ff[0] as u32) } else { Value::u32s(new_ff.iter().map(|&n| n as u32)) };
+    let mut metadata: Vec<(String, Value)> = src
+        .metadata
+        .iter()
+        .filter(|(k, _)| !k.starts_with(META_PREFIX))
+        .map(|(k, v)| if *k == ff_key { (k.clone(), ff_value.clone()) } else { (k.clone(), v.clone()) })
+        .collect();
+    metadata.extend(meta.to_metadata());
+
+    let mut down_dequantized = false;
+    let specs: Vec<TensorSpec> = src
+        .tensors
+        .iter()
+        .map(|t| {
+            let mut s = TensorSpec::from(t);
+            match op_for(t, keeps, &info.n_ff) {
+                Op::Copy => {}
+                Op::Rows(kept) => *s.dims.last_mut().expect("dims") = kept.len() as u64,
+                Op::Columns(kept) => {
+                    s.dims[0] = kept.len() as u64;
+                    if t.ty.is_quantized() {
+                        s.ty = GgmlType::F16;
+                        down_dequantized = true;
+                    }
+                }
+            }
+            s
+        })
+        .collect();
+
+    let mut w = GgufWriter::create(out, &metadata, specs)?;
+    for t in &src.tensors {
+        let data = src.read_tensor_data(t)?;
+        let new = match op_for(t, keeps, &info.n_ff) {
+            Op::Copy => data,
+            Op::Rows(kept) => gather_rows(&data, t, kept)?,
+            Op::Columns(kept) => gather_columns(&data, t, kept)?,
+        };
+        w.write_tensor(&new)?;
+    }
+    w.finish()?;
+    Ok(down_dequantized)
+}
+
+/// Keeps the given rows (last dimension) of a tensor; rows are whole blocks, so
+/// this is a byte copy for every type.
+fn gather_rows(data: &[u8], t: &TensorInfo, kept: &[u32]) -> anyhow::Result<Vec<u8>> {
+    let row_elems = if t.dims.len() == 1 { 1 } else { t.dims[0] };
+    let row_bytes = t.ty.row_bytes(row_elems).with_context(|| format!("cannot size rows of {}", t.name))? as usize;
+    let mut out = Vec::with_capacity(row_bytes * kept.len());
+    for &r in kept {
+        out.extend_from_slice(&data[r as usize * row_bytes..(r as usize + 1) * row_bytes]);
+    }
+    Ok(out)
+}
+
+/// Keeps the given columns (first dimension) of a 2-D tensor.
+fn gather_columns(data: &[u8], t: &TensorInfo, kept: &[u32]) -> anyhow::Result<Vec<u8>> {
+    let (n_cols, n_rows) = (t.dims[0] as usize, t.dims[1] as usize);
+    let row_bytes = t.ty.row_bytes(n_cols as u64).context("row size")? as usize;
+    let elem = match t.ty {
+        GgmlType::F32 => Some(4),
+        GgmlType::F16 | GgmlType::BF16 => Some(2),
+        _ => None,
+    };
+    let mut out = Vec::new();
+    for r in 0..n_rows {
+        let row = &data[r * row_bytes..(r + 1) * row_bytes];
+        match elem {
+            Some(e) => kept.iter().for_each(|&c| out.extend_from_slice(&row[c as usize * e..(c as usize + 1) * e])),
+            None => {
+                let values = dequantize(t.ty.0, row, n_cols).with_context(|| format!("cannot dequantize {} ({})", t.name, t.ty))?;
+                let picked: Vec<f32> = kept.iter().map(|&c| values[c as usize]).collect();
+                out.extend(encode_floats(&picked, GgmlType::F16).expect("F16 encodes"));
+            }
+        }
+    }
+    Ok(out)
+}
