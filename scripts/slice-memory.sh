@@ -16,17 +16,18 @@ trap 'rm -rf "$work"' EXIT
 out=results/slice-memory
 mkdir -p "$out"
 echo "gamma,mmap,weight_bytes,ffn_bytes,non_ffn_bytes,expected_weight_bytes,rss_bytes,peak_rss_bytes,rss_file_bytes,rss_anon_bytes" >"$work/rows.csv"
-base_json=$("$si" inspect "$src" --json)
+"$si" inspect "$src" --json >"$work/base.json"
 for gamma in 1.0 0.8 0.7 0.55 0.4; do
     f="$work/g$gamma.gguf"
     "$si" slice -m "$src" --profile profiles/SmolLM2-135M-Instruct.F16 --task qa --load "$gamma" --static 0.3 --layers 0..30 -o "$f" >/dev/null
-    info=$("$si" inspect "$f" --json)
+    "$si" inspect "$f" --json >"$work/info.json"
     for mmap in yes no; do
         flag=""; [ $mmap = no ] && flag=--no-mmap
-        g=$("$si" generate -m "$f" -p "The capital of France is" -n 16 -t 2 --ctx 512 --json $flag)
-        python3 - "$gamma" "$mmap" "$info" "$g" "$base_json" >>"$work/rows.csv" <<'PY'
+        "$si" generate -m "$f" -p "The capital of France is" -n 16 -t 2 --ctx 512 --json $flag >"$work/gen.json"
+        python3 - "$gamma" "$mmap" "$work" >>"$work/rows.csv" <<'PY'
 import json, sys
-gamma, mmap, info, g, base = sys.argv[1], sys.argv[2], json.loads(sys.argv[3]), json.loads(sys.argv[4]), json.loads(sys.argv[5])
+gamma, mmap, work = sys.argv[1], sys.argv[2], sys.argv[3]
+info, g, base = (json.load(open(f"{work}/{n}.json")) for n in ("info", "gen", "base"))
 expected = base["non_ffn_bytes"] + float(gamma) * base["ffn_bytes"]
 print(",".join(str(x) for x in [gamma, mmap, info["total_bytes"], info["ffn_bytes"], info["non_ffn_bytes"], round(expected),
       g["rss_bytes"], g["peak_rss_bytes"], g["rss_file_bytes"], g["rss_anon_bytes"]]))
