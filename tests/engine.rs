@@ -54,7 +54,7 @@ fn sampled_generation_is_deterministic_for_a_seed() {
         let model = load(&common::tiny_model(arch));
         let prompt = model.tokenize("the word of a", true, false);
         assert!(prompt.len() >= 4, "{arch:?}: prompt tokenised to {prompt:?}");
-        let opts = GenerateOptions { max_tokens: 24, temperature: 0.9, seed: 42 };
+        let opts = GenerateOptions { max_tokens: 24, temperature: 0.9, seed: 42, ..Default::default() };
         let mut s = session(&model);
         let (a, stats) = s.generate(&prompt, &opts, |_| true).unwrap();
         s.clear();
@@ -65,7 +65,7 @@ fn sampled_generation_is_deterministic_for_a_seed() {
         // Greedy is deterministic too and independent of the seed.
         let mut greedy = |seed| {
             s.clear();
-            s.generate(&prompt, &GenerateOptions { max_tokens: 12, temperature: 0.0, seed }, |_| true).unwrap().0
+            s.generate(&prompt, &GenerateOptions { max_tokens: 12, temperature: 0.0, seed, ..Default::default() }, |_| true).unwrap().0
         };
         let (g1, g2) = (greedy(1), greedy(2));
         assert_eq!(g1, g2);

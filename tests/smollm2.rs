@@ -187,3 +187,48 @@ fn f16_slice_at_paper_defaults_equals_the_masked_model() {
     eprintln!("max |logit diff| {diff} at scale {scale}");
     assert!(diff <= 1e-3 * scale, "max diff {diff} at scale {scale}");
 }
+
+#[test]
+fn selective_decode_on_the_f16_model_equals_the_masked_model() {
+    use std::sync::atomic::Ordering;
+
+    use selectinfer::compute::{ComputeOptions, ComputePlan, SelectiveSession};
+    use selectinfer::model::FfnActivation;
+    use selectinfer::select::NeuronMask;
+
+    // Dynamic-only selection (CoreInfer) on the unsliced F16 model, default layers, phi 0.4.
+    let path = smollm2_f16();
+    let model = Model::load(&path, &LoadOptions::default()).unwrap();
+    let plan = ComputePlan::for_model(model.gguf(), &ComputeOptions { compute: 0.4, token_share: 0.2, layers: None, no_static: false })
+        .unwrap();
+    let prompt = model.tokenize("The capital of France is", true, false);
+    let next = model.tokenize(" Paris. It is", false, false);
+    let opts = || SessionOptions { n_ctx: 128, n_batch: 64, threads: 2, observer: None };
+    let mut s = SelectiveSession::new(&model, plan, opts()).unwrap();
+    let (_, sel) = s.prefill_and_select(&prompt).unwrap();
+    assert_eq!(sel.computed_neurons, 23 * 614, "round(0.4 * 1536) in each of layers 5..28");
+    let sets = s.current_sets().to_vec();
+    let mut a = Vec::new();
+    for t in &next {
+        s.session().decode(&[*t], false).unwrap();
+        a.push(s.session().logits(-1).to_vec());
+    }
+    drop(s);
+    let mask = NeuronMask::new(FfnActivation::Swiglu, sets);
+    let switch = mask.switch();
+    switch.store(false, Ordering::Relaxed);
+    let mut r = Session::new(&model, SessionOptions { observer: Some(Box::new(mask)), ..opts() }).unwrap();
+    r.decode(&prompt, false).unwrap();
+    switch.store(true, Ordering::Relaxed);
+    let mut diff = 0f32;
+    let mut scale = 0f32;
+    for (t, la) in next.iter().zip(&a) {
+        r.decode(&[*t], false).unwrap();
+        for (x, y) in la.iter().zip(r.logits(-1)) {
+            diff = diff.max((x - y).abs());
+            scale = scale.max(x.abs());
+        }
+    }
+    eprintln!("selective vs masked: max |logit diff| {diff} at scale {scale}");
+    assert!(diff <= 1e-3 * scale, "max diff {diff} at scale {scale}");
+}

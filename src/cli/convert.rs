@@ -31,14 +31,18 @@ pub fn run(args: ConvertArgs) -> anyhow::Result<()> {
     if args.output.exists() && same_file(&args.model, &args.output) {
         bail!("output {} is the input file; choose another path", args.output.display());
     }
-    let requant = src.ffn_types.iter().any(|t| !matches!(t.as_str(), "F32" | "F16" | "BF16"));
+    let quantized_source = src.ffn_types.iter().any(|t| !matches!(t.as_str(), "F32" | "F16" | "BF16"));
+    let note = match (quantized_source, matches!(args.to, TargetType::F32 | TargetType::F16 | TargetType::Bf16)) {
+        (true, true) => "(dequantizing a quantized source)",
+        (true, false) => "(requantizing a quantized source: quantization errors compound)",
+        _ => "",
+    };
     eprintln!(
-        "convert: {} ({}, {}) -> {} {}",
+        "convert: {} ({}, {}) -> {} {note}",
         args.model.display(),
         src.ffn_types.join("/"),
         format_bytes(src.total_bytes),
         args.to.name(),
-        if requant { "(requantizing a quantized source)" } else { "" }
     );
     let threads = args.threads.unwrap_or_else(crate::engine::default_threads);
     quantize(&args.model, &args.output, args.to, threads)?;

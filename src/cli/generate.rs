@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use anyhow::{anyhow, Context};
 
+use crate::compute::{ComputePlan, SelectiveSession};
 use crate::engine::{GenerateOptions, LoadOptions, Model, Session, SessionOptions};
 
 /// Arguments of `generate`.
@@ -40,6 +41,40 @@ pub struct GenerateArgs {
     /// Print one JSON object (text and timings) instead of streaming text.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub compute: ComputeArgs,
+}
+
+/// Selective computation options, shared by `generate`, `bench` and `chat`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ComputeArgs {
+    /// phi: share of each sparsified layer's original N neurons that decode computes
+    /// (static + dynamic, chosen during each prompt's prefill). Default: every loaded
+    /// neuron (dense). Must satisfy static (delta) <= phi <= load (gamma).
+    #[arg(long = "compute")]
+    pub compute: Option<f64>,
+    /// alpha: share of the loaded neurons each prompt token votes for, by |activation|.
+    #[arg(long = "token-share", default_value_t = 0.2)]
+    pub token_share: f64,
+    /// Ignore the file's static neurons: dynamic only (CoreInfer).
+    #[arg(long)]
+    pub no_static: bool,
+    /// Layers to sparsify in a file that is not sliced (CoreInfer), START..END;
+    /// default as for `slice`.
+    #[arg(long = "compute-layers", value_parser = crate::select::rewrite::parse_layer_range)]
+    pub compute_layers: Option<std::ops::Range<usize>>,
+}
+
+impl ComputeArgs {
+    /// The compute options for phi = `compute`.
+    pub fn options(&self, compute: f64) -> crate::compute::ComputeOptions {
+        crate::compute::ComputeOptions {
+            compute,
+            token_share: self.token_share,
+            layers: self.compute_layers.clone(),
+            no_static: self.no_static,
+        }
+    }
 }
 
 /// One generation's outcome, as `--json` prints it.
@@ -52,6 +87,10 @@ struct GenerateRecord {
     prefill_tps: f64,
     decode_tps: f64,
     threads: i32,
+    /// phi, when decode computed selectively.
+    compute: Option<f64>,
+    /// Per-prompt selection cost and size.
+    selection: Option<crate::compute::SelectionStats>,
     /// Tensor bytes of the file.
     weight_bytes: u64,
     /// Whether the weights were memory-mapped.
@@ -68,18 +107,18 @@ pub fn run(args: GenerateArgs) -> anyhow::Result<()> {
     let model = Model::load(&args.model, &LoadOptions { mmap: !args.no_mmap, ..Default::default() })
         .with_context(|| format!("cannot load {}", args.model.display()))?;
     let threads = args.threads.unwrap_or_else(crate::engine::default_threads);
-    let mut session = Session::new(&model, SessionOptions { n_ctx: args.ctx, threads, ..Default::default() })?;
+    let session_opts = SessionOptions { n_ctx: args.ctx, threads, ..Default::default() };
     let tokens = if args.chat {
         let text = model.apply_chat_template(&[("user", &args.prompt)])?;
         model.tokenize(&text, false, true)
     } else {
         model.tokenize(&args.prompt, true, false)
     };
-    let opts = GenerateOptions { max_tokens: args.n_predict, temperature: args.temp, seed: args.seed };
+    let opts = GenerateOptions { max_tokens: args.n_predict, temperature: args.temp, seed: args.seed, ignore_eog: false };
     let mut stdout = std::io::stdout().lock();
     let mut text = String::new();
     let mut write_err = None;
-    let (_, stats) = session.generate(&tokens, &opts, |piece| {
+    let on_text = |piece: &str| {
         text.push_str(piece);
         if args.json {
             return true;
@@ -91,7 +130,19 @@ pub fn run(args: GenerateArgs) -> anyhow::Result<()> {
                 false
             }
         }
-    })?;
+    };
+    let (stats, selection) = match args.compute.compute {
+        Some(phi) => {
+            let plan = ComputePlan::for_model(model.gguf(), &args.compute.options(phi))?;
+            let mut s = SelectiveSession::new(&model, plan, session_opts)?;
+            let (_, stats, sel) = s.generate(&tokens, &opts, on_text)?;
+            (stats, Some(sel))
+        }
+        None => {
+            let mut s = Session::new(&model, session_opts)?;
+            (s.generate(&tokens, &opts, on_text)?.1, None)
+        }
+    };
     if let Some(e) = write_err {
         return Err(e).context("writing to stdout");
     }
@@ -104,6 +155,8 @@ pub fn run(args: GenerateArgs) -> anyhow::Result<()> {
             prefill_tps: stats.prefill_tps(),
             decode_tps: stats.decode_tps(),
             threads,
+            compute: args.compute.compute,
+            selection: selection.clone(),
             weight_bytes: crate::model::ModelInfo::from_gguf(model.gguf())?.total_bytes,
             mmap: !args.no_mmap,
             memory: crate::memory::MemorySnapshot::now(),
@@ -112,8 +165,15 @@ pub fn run(args: GenerateArgs) -> anyhow::Result<()> {
     } else {
         writeln!(stdout)?;
         stdout.flush()?;
+        let sel = match (&selection, args.compute.compute) {
+            (Some(s), Some(phi)) => format!(
+                " | compute {phi}: {} of {} loaded neurons in sparsified layers, selection {:.1} ms",
+                s.computed_neurons, s.loaded_neurons, s.select_ms
+            ),
+            _ => String::new(),
+        };
         eprintln!(
-            "prefill: {} tokens, {:.1} tok/s | decode: {} tokens, {:.1} tok/s | {} threads",
+            "prefill: {} tokens, {:.1} tok/s | decode: {} tokens, {:.1} tok/s | {} threads{sel}",
             stats.prompt_tokens,
             stats.prefill_tps(),
             stats.generated_tokens,

@@ -1,8 +1,9 @@
 //! The command line: argument definitions (clap derive; each field's doc comment is
 //! its help text) and one `run` function per subcommand.
 
+mod bench;
 mod convert;
-mod generate;
+pub mod generate;
 mod inspect;
 mod profile;
 mod slice;
@@ -35,6 +36,9 @@ pub enum Command {
     /// Selective loading: write a GGUF keeping gamma of each layer's FFN neurons
     /// (delta from the task ranking first, then model-wide ranking).
     Slice(slice::SliceArgs),
+    /// Prefill and decode speed per computed share phi, with the ideal speedup
+    /// from bytes read per token.
+    Bench(bench::BenchArgs),
 }
 
 /// Runs one parsed command line.
@@ -46,5 +50,6 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         Command::Convert(a) => convert::run(a),
         Command::Profile(a) => profile::run(a),
         Command::Slice(a) => slice::run(a),
+        Command::Bench(a) => bench::run(a),
     }
 }

@@ -7,12 +7,14 @@
 
 mod backend;
 mod callback;
+mod compact;
 mod model;
 mod quantize;
 mod session;
 
 pub use backend::{set_verbose, EngineError};
 pub use callback::{ObservedTensor, TensorObserver};
+pub use compact::CompactLayer;
 pub use model::{LoadOptions, Model};
 pub use quantize::{quantize, TargetType};
 pub use session::{default_threads, GenerateOptions, GenerateStats, Session, SessionOptions};

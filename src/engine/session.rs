@@ -1,7 +1,7 @@
 //! A context over a loaded model: KV cache, batched decoding, greedy generation.
 
 use std::num::NonZeroU32;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use llama_cpp_2::context::params::LlamaContextParams;
 use llama_cpp_2::context::LlamaContext;
@@ -11,6 +11,7 @@ use llama_cpp_2::token::LlamaToken;
 
 use super::backend::{backend, take_recent_errors, EngineError};
 use super::callback::{eval_callback, CallbackState, TensorObserver};
+use super::compact::{CompactBuffers, CompactLayer};
 use super::{Model, Token};
 
 /// Context settings.
@@ -56,11 +57,14 @@ pub struct GenerateOptions {
     pub temperature: f32,
     /// Seed of the sampler (used when `temperature > 0`).
     pub seed: u32,
+    /// Keep generating past end-of-generation tokens (benchmarks want exactly
+    /// `max_tokens`).
+    pub ignore_eog: bool,
 }
 
 impl Default for GenerateOptions {
     fn default() -> Self {
-        GenerateOptions { max_tokens: 128, temperature: 0.0, seed: 0 }
+        GenerateOptions { max_tokens: 128, temperature: 0.0, seed: 0, ignore_eog: false }
     }
 }
 
@@ -102,6 +106,7 @@ pub struct Session<'m> {
     // Field order matters: the context must be dropped before the callback state it
     // points to.
     ctx: LlamaContext<'m>,
+    compact: Option<CompactBuffers>,
     _callback: Option<Box<CallbackState>>,
     model: &'m Model,
     batch: LlamaBatch<'static>,
@@ -136,6 +141,7 @@ impl<'m> Session<'m> {
         let n_ctx = ctx.n_ctx() as usize;
         Ok(Session {
             ctx,
+            compact: None,
             _callback: callback,
             model,
             batch: LlamaBatch::new(n_batch as usize, 1),
@@ -206,6 +212,33 @@ impl<'m> Session<'m> {
         Ok((0..tokens.len() as i32).map(|i| self.logits(i).to_vec()).collect())
     }
 
+    /// Restricts the FFN of the given layers to compacted weights for the following
+    /// decode calls (selective computation); replaces any earlier set.
+    pub fn set_compact_ffn(&mut self, layers: &[CompactLayer]) -> Result<(), EngineError> {
+        self.clear_compact_ffn();
+        if layers.is_empty() {
+            return Ok(());
+        }
+        // SAFETY: both pointers are valid for the session's lifetime; the buffers are
+        // cleared from the context before they are dropped (clear_compact_ffn, Drop).
+        let c = unsafe { CompactBuffers::install(self.ctx.as_raw_ptr(), self.model.inner.as_raw_ptr(), layers)? };
+        self.compact = Some(c);
+        Ok(())
+    }
+
+    /// Restores every layer's own FFN weights.
+    pub fn clear_compact_ffn(&mut self) {
+        if let Some(mut c) = self.compact.take() {
+            // SAFETY: installed on this context.
+            unsafe { c.clear(self.ctx.as_raw_ptr()) };
+        }
+    }
+
+    /// Layers currently computing compacted FFNs.
+    pub fn compact_layers(&self) -> &[usize] {
+        self.compact.as_ref().map_or(&[], |c| &c.layers)
+    }
+
     /// Decodes `prompt` after the cached tokens, then generates up to
     /// `opts.max_tokens` tokens, handing each piece of text to `on_text` as it comes
     /// (return false to stop). Stops at an end-of-generation token, which is not
@@ -214,13 +247,29 @@ impl<'m> Session<'m> {
         &mut self,
         prompt: &[Token],
         opts: &GenerateOptions,
-        mut on_text: impl FnMut(&str) -> bool,
+        on_text: impl FnMut(&str) -> bool,
     ) -> Result<(Vec<Token>, GenerateStats), EngineError> {
+        let stats = self.prefill(prompt)?;
+        self.continue_generation(stats, opts, on_text)
+    }
+
+    /// The first half of [`generate`](Self::generate): decodes the prompt and times it.
+    pub fn prefill(&mut self, prompt: &[Token]) -> Result<GenerateStats, EngineError> {
         let mut stats = GenerateStats { prompt_tokens: prompt.len(), ..Default::default() };
         let t0 = Instant::now();
         self.decode(prompt, false)?;
         stats.prefill_s = t0.elapsed().as_secs_f64();
+        Ok(stats)
+    }
 
+    /// The second half of [`generate`](Self::generate): samples from the last
+    /// logits and decodes token by token.
+    pub fn continue_generation(
+        &mut self,
+        mut stats: GenerateStats,
+        opts: &GenerateOptions,
+        mut on_text: impl FnMut(&str) -> bool,
+    ) -> Result<(Vec<Token>, GenerateStats), EngineError> {
         let mut sampler = if opts.temperature <= 0.0 {
             LlamaSampler::greedy()
         } else {
@@ -233,12 +282,11 @@ impl<'m> Session<'m> {
         };
         let mut out = Vec::new();
         let mut text = Utf8Stream::default();
-        let mut decode_time = Duration::ZERO;
         let t_start = Instant::now();
         while out.len() < opts.max_tokens {
             let token = sampler.sample(&self.ctx, self.batch.n_tokens() - 1).0;
             sampler.accept(LlamaToken(token));
-            if self.model.is_end_of_generation(token) {
+            if !opts.ignore_eog && self.model.is_end_of_generation(token) {
                 break;
             }
             out.push(token);
@@ -249,16 +297,15 @@ impl<'m> Session<'m> {
             if out.len() == opts.max_tokens {
                 break;
             }
-            let t = Instant::now();
             self.decode(&[token], false)?;
-            decode_time += t.elapsed();
         }
         let rest = text.finish();
         if !rest.is_empty() {
             on_text(&rest);
         }
-        // Decode time includes the sampling of each step, as llama.cpp's eval timings do.
-        stats.decode_s = if out.len() > 1 { t_start.elapsed().as_secs_f64().max(decode_time.as_secs_f64()) } else { 0.0 };
+        // Decode time includes sampling and detokenising each step, as llama.cpp's
+        // own eval timings include sampling.
+        stats.decode_s = if out.len() > 1 { t_start.elapsed().as_secs_f64() } else { 0.0 };
         stats.generated_tokens = out.len();
         Ok((out, stats))
     }

@@ -6,6 +6,8 @@
 //! sliced (and, later, compacted) models against this reference.
 
 use std::collections::HashSet;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 use crate::engine::{ObservedTensor, TensorObserver};
 use crate::model::FfnActivation;
@@ -16,6 +18,8 @@ pub struct NeuronMask {
     prefix: String,
     /// Per layer: `None` = leave whole, `Some(set)` = keep only these neurons.
     keep: Vec<Option<HashSet<u32>>>,
+    /// Masks only while true.
+    enabled: Arc<AtomicBool>,
 }
 
 impl NeuronMask {
@@ -25,7 +29,14 @@ impl NeuronMask {
         NeuronMask {
             prefix: format!("{}-", activation.node_name()),
             keep: keep.into_iter().map(|k| k.map(|v| v.into_iter().collect())).collect(),
+            enabled: Arc::new(AtomicBool::new(true)),
         }
+    }
+
+    /// A switch that turns the mask off (`false`) and on again, e.g. to run a
+    /// prompt's prefill densely and mask only its decode steps.
+    pub fn switch(&self) -> Arc<AtomicBool> {
+        self.enabled.clone()
     }
 
     fn layer_of(&self, name: &str) -> Option<usize> {
@@ -36,7 +47,7 @@ impl NeuronMask {
 
 impl TensorObserver for NeuronMask {
     fn wants(&mut self, name: &str) -> bool {
-        self.layer_of(name).is_some()
+        self.enabled.load(Ordering::Relaxed) && self.layer_of(name).is_some()
     }
 
     fn observe(&mut self, t: ObservedTensor<'_>) {

@@ -153,8 +153,8 @@ impl SliceMeta {
     fn to_metadata(&self) -> Vec<(String, Value)> {
         let mut m = vec![
             (key("format"), Value::U32(1)),
-            (key("load"), Value::F32(self.load as f32)),
-            (key("static"), Value::F32(self.static_share as f32)),
+            (key("load"), Value::F64(self.load)),
+            (key("static"), Value::F64(self.static_share)),
             (key("selection"), Value::String(self.selection.clone())),
             (key("layer_start"), Value::U32(self.layer_start as u32)),
             (key("layer_end"), Value::U32(self.layer_end as u32)),

@@ -1119,6 +1119,23 @@ extern "C" {
     DEPRECATED(LLAMA_API void llama_set_warmup(struct llama_context * ctx, bool warmup),
             "user code should do warmup runs manually [TAG_LLAMA_GRAPH_NO_WARMUP]");
 
+    // selectinfer: selective FFN computation.
+    // Restrict layer il's dense FFN to k neurons in the graphs built from now on: gate and up
+    // are [n_embd, k] and down is [k, n_embd] tensors holding those neurons' rows/columns,
+    // allocated by the caller (for example with ggml_backend_alloc_ctx_tensors_from_buft on
+    // the buffer type of the layer's own weights) and kept alive until cleared.
+    // NULL for all three restores the layer's own weights. Layers with FFN biases are not
+    // restricted. Changing a layer invalidates graph reuse.
+    LLAMA_API void llama_set_ffn_compact(
+            struct llama_context * ctx,
+                         int32_t   il,
+              struct ggml_tensor * gate,
+              struct ggml_tensor * up,
+              struct ggml_tensor * down);
+
+    // selectinfer: a model weight by its GGUF name (e.g. "blk.3.ffn_up.weight"), or NULL.
+    LLAMA_API const struct ggml_tensor * llama_model_get_tensor_by_name(const struct llama_model * model, const char * name);
+
     // Set abort callback
     LLAMA_API void llama_set_abort_callback(struct llama_context * ctx, ggml_abort_callback abort_callback, void * abort_callback_data);
 

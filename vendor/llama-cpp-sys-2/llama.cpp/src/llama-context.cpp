@@ -2586,7 +2586,7 @@ llm_graph_params llama_context::graph_params(
                       const llama_ubatch & ubatch,
             const llama_memory_context_i * mctx,
                           llm_graph_type   gtype) const {
-    return {
+    llm_graph_params params = {
         /*.arch        =*/ model.arch,
         /*.hparams     =*/ model.hparams,
         /*.cparams     =*/ cparams,
@@ -2604,6 +2604,9 @@ llm_graph_params llama_context::graph_params(
         /*.cb          =*/ graph_get_cb(),
         /*.res         =*/ res,
     };
+    params.ffn_compact         = ffn_compact.layers.empty() ? nullptr : &ffn_compact;
+    params.ffn_compact_version = ffn_compact.version;
+    return params;
 }
 
 ggml_status llama_context::graph_compute(
@@ -3985,6 +3988,25 @@ void llama_set_causal_attn(llama_context * ctx, bool causal_attn) {
 
 bool llama_get_causal_attn(const llama_context * ctx) {
     return ctx->get_causal_attn();
+}
+
+void llama_set_ffn_compact(llama_context * ctx, int32_t il, ggml_tensor * gate, ggml_tensor * up, ggml_tensor * down) {
+    const auto & layers = ctx->get_model().layers;
+    if (il < 0 || (size_t) il >= layers.size()) {
+        LLAMA_LOG_ERROR("%s: layer %d out of range\n", __func__, il);
+        return;
+    }
+    auto & c = ctx->ffn_compact;
+    if (c.layers.size() != layers.size()) {
+        c.layers.assign(layers.size(), {nullptr, nullptr, nullptr, nullptr});
+    }
+    const bool set = gate && up && down;
+    c.layers[il] = {set ? gate : nullptr, set ? up : nullptr, set ? down : nullptr, set ? layers[il].ffn_up : nullptr};
+    c.version++;
+}
+
+const ggml_tensor * llama_model_get_tensor_by_name(const llama_model * model, const char * name) {
+    return model->get_tensor(name);
 }
 
 void llama_set_warmup(llama_context * ctx, bool warmup) {

@@ -260,6 +260,10 @@ public:
 
     bool set_sampler(llama_seq_id seq_id, llama_sampler * sampler);
 
+    // selectinfer: per-layer compacted FFN weights {gate, up, down, the layer's own up}
+    // set by llama_set_ffn_compact; the version changes whenever a layer changes
+    llama_ffn_compact ffn_compact;
+
 private:
     llm_graph_result * get_gf_res_prev();
 

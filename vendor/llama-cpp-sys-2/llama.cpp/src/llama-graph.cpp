@@ -1527,6 +1527,7 @@ llm_graph_context::llm_graph_context(const llm_graph_params & params) :
     samplers         (params.samplers),
     cb_func          (params.cb),
     res              (params.res),
+    ffn_compact      (params.ffn_compact),
     ctx0             (res->get_ctx()),
     gf               (res->get_gf()) {
         res->set_params(params);
@@ -1811,6 +1812,16 @@ ggml_tensor * llm_graph_context::build_ffn(
      llm_ffn_op_type   type_op,
    llm_ffn_gate_type   type_gate,
                  int   il) const {
+    // selectinfer: compute only the compacted neurons of this layer's own FFN
+    if (ffn_compact && il >= 0 && (size_t) il < ffn_compact->layers.size() && !up_b && !gate_b) {
+        const auto & c = ffn_compact->layers[il];
+        if (c[0] && c[3] == up) {
+            gate = c[0];
+            up   = c[1];
+            down = c[2];
+        }
+    }
+
     // NVFP4 support is currently restricted to
     // 1) LORA absence (*_s would be applied after LORA residual, which is incorrect)
     // 2) bias absense (*_s would be applied after bias addition, which is incorrect)

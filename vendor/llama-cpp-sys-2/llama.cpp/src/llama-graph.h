@@ -5,6 +5,7 @@
 #include "llama-hparams.h"
 #include "llama-adapter.h"
 
+#include <array>
 #include <cstdint>
 #include <cstdlib>
 #include <vector>
@@ -776,6 +777,12 @@ using llm_graph_cb = std::function<void(const llama_ubatch & ubatch, ggml_tensor
 
 class llm_graph_result;
 
+// selectinfer: compacted FFN weights per layer: {gate, up, down, original up}
+struct llama_ffn_compact {
+    std::vector<std::array<ggml_tensor *, 4>> layers;
+    uint64_t version = 0;
+};
+
 struct llm_graph_params {
     llm_arch arch = LLM_ARCH_UNKNOWN;
 
@@ -819,6 +826,10 @@ struct llm_graph_params {
 
     llm_graph_result * res;
 
+    // selectinfer: compacted FFN weights and their version (graphs of another version are rebuilt)
+    const llama_ffn_compact * ffn_compact = nullptr;
+    uint64_t ffn_compact_version = 0;
+
     // return true if the "other" params would result in a graph with the same topology as with the current params
     //   having the same topology allows us to reuse the graph in some cases
     bool allow_reuse(const llm_graph_params & other) const {
@@ -855,6 +866,10 @@ struct llm_graph_params {
         }
 
         if (n_outputs != other.n_outputs) {
+            return false;
+        }
+
+        if (ffn_compact_version != other.ffn_compact_version) {
             return false;
         }
 
@@ -1044,6 +1059,8 @@ struct llm_graph_context {
     const llm_graph_cb & cb_func;
 
     llm_graph_result * res;
+
+    const llama_ffn_compact * ffn_compact; // selectinfer
 
     ggml_context * ctx0 = nullptr;
     ggml_cgraph  * gf   = nullptr;

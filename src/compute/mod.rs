@@ -1,0 +1,318 @@
+//! Selective computation: decode computes only static + dynamic FFN neurons.
+//!
+//! Fourth stage of the data flow, after selective loading. A [`ComputePlan`] says,
+//! per sparsified layer, N (the original width), the loaded positions and the
+//! static ones; it comes from a sliced file's metadata ([`crate::select::SliceMeta`])
+//! or, for a file that is not sliced (CoreInfer), from a layer range with no static
+//! set. [`SelectiveSession`] prefills each prompt over all loaded neurons while
+//! [`select::VoteObserver`] counts, per token, the top alpha share by |activation|;
+//! then it picks the dynamic set, gathers the chosen rows of `ffn_gate`/`ffn_up`
+//! and columns of `ffn_down` from the GGUF file, and hands them to llama.cpp
+//! (patch 0003) so that every decode step multiplies only those.
+//!
+//! Shares, in the paper's terms, all of N (the original width): gamma = loaded,
+//! delta = static, phi = computed, alpha = the per-token vote share of loaded
+//! neurons. delta <= phi <= gamma.
+
+pub mod select;
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use anyhow::{bail, ensure, Context};
+
+use crate::engine::{CompactLayer, GenerateOptions, GenerateStats, Model, Session, SessionOptions, Token};
+use crate::gguf::{GgmlType, GgufFile, TensorInfo};
+use crate::model::ModelInfo;
+use crate::select::SliceMeta;
+use crate::synth::encode_floats;
+use select::{compute_set, SelectorState, VoteObserver, Votes};
+
+/// One sparsified layer of a plan.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LayerPlan {
+    /// Original FFN width N.
+    pub n_orig: usize,
+    /// Neurons in the file (loaded).
+    pub n_loaded: usize,
+    /// File positions of the static neurons.
+    pub static_positions: Vec<u32>,
+}
+
+/// Which layers compute selectively, and with what.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ComputePlan {
+    /// Per layer; `None` = computed densely.
+    pub layers: Vec<Option<LayerPlan>>,
+    /// phi: computed share of N.
+    pub compute: f64,
+    /// alpha: share of loaded neurons each prompt token votes for.
+    pub token_share: f64,
+}
+
+/// How to derive a plan from a model file.
+#[derive(Debug, Clone)]
+pub struct ComputeOptions {
+    /// phi.
+    pub compute: f64,
+    /// alpha.
+    pub token_share: f64,
+    /// For a file that is not sliced (CoreInfer): the layers to sparsify
+    /// (default: [`crate::select::default_layer_range`]).
+    pub layers: Option<std::ops::Range<usize>>,
+    /// Ignore the file's static set (CoreInfer on a sliced file: `--static 0`).
+    pub no_static: bool,
+}
+
+impl ComputePlan {
+    /// The plan for `g`: from its slice metadata when sliced, else CoreInfer over
+    /// `opts.layers` with no static neurons.
+    pub fn for_model(g: &GgufFile, opts: &ComputeOptions) -> anyhow::Result<ComputePlan> {
+        ensure!(opts.token_share > 0.0 && opts.token_share <= 1.0, "--token-share (alpha) must be in (0, 1], got {}", opts.token_share);
+        let info = ModelInfo::from_gguf(g)?;
+        info.require_gated_ffn().map_err(anyhow::Error::msg)?;
+        let mut layers = vec![None; info.n_layer];
+        match SliceMeta::from_gguf(g)? {
+            Some(meta) => {
+                ensure!(
+                    opts.compute <= meta.load + 1e-9,
+                    "--compute (phi) {} exceeds the loaded share (gamma) {} of {}",
+                    opts.compute,
+                    meta.load,
+                    g.path.display()
+                );
+                if !opts.no_static {
+                    ensure!(
+                        opts.compute + 1e-9 >= meta.static_share,
+                        "--compute (phi) {} is below the static share (delta) {} of {}",
+                        opts.compute,
+                        meta.static_share,
+                        g.path.display()
+                    );
+                }
+                for l in meta.layer_start..meta.layer_end {
+                    let (Some(kept), Some(stat)) = (&meta.kept[l], &meta.static_set[l]) else { continue };
+                    let static_positions = if opts.no_static {
+                        Vec::new()
+                    } else {
+                        let pos: std::collections::HashMap<u32, u32> = kept.iter().enumerate().map(|(p, &i)| (i, p as u32)).collect();
+                        let mut v: Vec<u32> = stat.iter().filter_map(|i| pos.get(i).copied()).collect();
+                        v.sort_unstable();
+                        v
+                    };
+                    layers[l] = Some(LayerPlan { n_orig: meta.source_n_ff[l] as usize, n_loaded: kept.len(), static_positions });
+                }
+            }
+            None => {
+                ensure!(opts.compute > 0.0 && opts.compute <= 1.0, "--compute (phi) must be in (0, 1], got {}", opts.compute);
+                let range = opts.layers.clone().unwrap_or_else(|| crate::select::default_layer_range(info.n_layer));
+                ensure!(range.end <= info.n_layer && range.start < range.end, "layer range {range:?} is outside the model's {} layers", info.n_layer);
+                for l in range {
+                    let n = info.n_ff[l] as usize;
+                    layers[l] = Some(LayerPlan { n_orig: n, n_loaded: n, static_positions: Vec::new() });
+                }
+            }
+        }
+        Ok(ComputePlan { layers, compute: opts.compute, token_share: opts.token_share })
+    }
+
+    /// Neurons computed in a layer: `round(phi * N)`, at most the loaded ones.
+    pub fn computed(&self, l: &LayerPlan) -> usize {
+        ((self.compute * l.n_orig as f64).round() as usize).min(l.n_loaded).max(l.static_positions.len())
+    }
+
+    /// Whether decode computes fewer neurons than are loaded anywhere.
+    pub fn is_selective(&self) -> bool {
+        self.layers.iter().flatten().any(|l| self.computed(l) < l.n_loaded)
+    }
+}
+
+/// What one prompt's selection cost and chose.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct SelectionStats {
+    /// Milliseconds for choosing the sets and gathering the weights.
+    pub select_ms: f64,
+    /// Neurons computed per sparsified layer, summed over layers.
+    pub computed_neurons: usize,
+    /// Neurons loaded in those layers.
+    pub loaded_neurons: usize,
+    /// Bytes of the compacted weights.
+    pub compact_bytes: usize,
+}
+
+/// A session that selects neurons for each prompt and decodes with them.
+pub struct SelectiveSession<'m> {
+    session: Session<'m>,
+    plan: ComputePlan,
+    state: Arc<Mutex<SelectorState>>,
+    file: memmap2::Mmap,
+    gguf: GgufFile,
+    /// Computed positions per layer for the current prompt (None: dense).
+    current: Vec<Option<Vec<u32>>>,
+}
+
+impl<'m> SelectiveSession<'m> {
+    /// Creates the session; `opts.observer` must be `None` (the selector is the observer).
+    pub fn new(model: &'m Model, plan: ComputePlan, mut opts: SessionOptions) -> anyhow::Result<SelectiveSession<'m>> {
+        ensure!(opts.observer.is_none(), "a selective session installs its own observer");
+        let info = ModelInfo::from_gguf(model.gguf())?;
+        let node = info.require_gated_ffn().map_err(anyhow::Error::msg)?.node_name();
+        let widths: Vec<Option<usize>> = plan.layers.iter().map(|l| l.as_ref().map(|l| l.n_loaded)).collect();
+        let k_token = plan
+            .layers
+            .iter()
+            .map(|l| l.as_ref().map_or(0, |l| ((plan.token_share * l.n_loaded as f64).ceil() as usize).max(1)))
+            .collect();
+        let state = Arc::new(Mutex::new(SelectorState { enabled: false, votes: Votes::new(&widths), k_token }));
+        opts.observer = Some(Box::new(VoteObserver::new(node, state.clone())));
+        let session = Session::new(model, opts)?;
+        let f = std::fs::File::open(model.path()).with_context(|| format!("opening {}", model.path().display()))?;
+        // SAFETY: the model file is not modified while mapped (selectinfer writes new
+        // files through temporary names and renames).
+        let file = unsafe { memmap2::Mmap::map(&f) }.with_context(|| format!("mapping {}", model.path().display()))?;
+        let n = plan.layers.len();
+        Ok(SelectiveSession { session, plan, state, file, gguf: model.gguf().clone(), current: vec![None; n] })
+    }
+
+    /// The underlying session.
+    pub fn session(&mut self) -> &mut Session<'m> {
+        &mut self.session
+    }
+
+    /// The plan.
+    pub fn plan(&self) -> &ComputePlan {
+        &self.plan
+    }
+
+    /// The positions computed per layer for the current prompt (`None`: dense).
+    pub fn current_sets(&self) -> &[Option<Vec<u32>>] {
+        &self.current
+    }
+
+    /// Forgets the conversation and the selection.
+    pub fn clear(&mut self) {
+        self.session.clear_compact_ffn();
+        self.session.clear();
+        self.current.iter_mut().for_each(|c| *c = None);
+    }
+
+    /// Prefills `prompt` over all loaded neurons while counting votes, then selects
+    /// and installs the compacted FFNs for the following decode steps.
+    pub fn prefill_and_select(&mut self, prompt: &[Token]) -> anyhow::Result<(GenerateStats, SelectionStats)> {
+        self.session.clear_compact_ffn();
+        {
+            let mut s = self.state.lock().unwrap();
+            let widths: Vec<Option<usize>> = self.plan.layers.iter().map(|l| l.as_ref().map(|l| l.n_loaded)).collect();
+            s.votes = Votes::new(&widths);
+            s.enabled = self.plan.is_selective();
+        }
+        let stats = self.session.prefill(prompt)?;
+        self.state.lock().unwrap().enabled = false;
+        let sel = self.select_and_install()?;
+        Ok((stats, sel))
+    }
+
+    /// Prefill, selection, then generation (see [`Session::generate`]).
+    pub fn generate(
+        &mut self,
+        prompt: &[Token],
+        opts: &GenerateOptions,
+        on_text: impl FnMut(&str) -> bool,
+    ) -> anyhow::Result<(Vec<Token>, GenerateStats, SelectionStats)> {
+        let (stats, sel) = self.prefill_and_select(prompt)?;
+        let (tokens, stats) = self.session.continue_generation(stats, opts, on_text)?;
+        Ok((tokens, stats, sel))
+    }
+
+    fn select_and_install(&mut self) -> anyhow::Result<SelectionStats> {
+        let t0 = Instant::now();
+        let mut stats = SelectionStats::default();
+        self.current.iter_mut().for_each(|c| *c = None);
+        if !self.plan.is_selective() {
+            return Ok(stats);
+        }
+        let votes = self.state.lock().unwrap().votes.clone();
+        let mut compact = Vec::new();
+        for (l, lp) in self.plan.layers.iter().enumerate() {
+            let Some(lp) = lp else { continue };
+            let computed = self.plan.computed(lp);
+            let set = match &votes.layers[l] {
+                Some(v) => compute_set(v, &lp.static_positions, computed - lp.static_positions.len()),
+                None => continue,
+            };
+            stats.computed_neurons += set.len();
+            stats.loaded_neurons += lp.n_loaded;
+            let layer = gather_layer(&self.gguf, &self.file, l, &set)?;
+            stats.compact_bytes += layer.gate.1.len() + layer.up.1.len() + layer.down.1.len();
+            compact.push(layer);
+            self.current[l] = Some(set);
+        }
+        self.session.set_compact_ffn(&compact)?;
+        stats.select_ms = t0.elapsed().as_secs_f64() * 1e3;
+        Ok(stats)
+    }
+}
+
+fn tensor<'g>(g: &'g GgufFile, l: usize, what: &str) -> anyhow::Result<&'g TensorInfo> {
+    g.tensor(&format!("blk.{l}.{what}.weight")).with_context(|| format!("{} has no blk.{l}.{what}.weight", g.path.display()))
+}
+
+fn bytes<'a>(g: &GgufFile, file: &'a [u8], t: &TensorInfo) -> &'a [u8] {
+    let start = (g.data_offset + t.offset) as usize;
+    &file[start..start + t.n_bytes().expect("sized when read") as usize]
+}
+
+/// Gathers the chosen positions of layer `l` from the file: rows of gate/up (a
+/// byte copy, any type) and columns of down (exact for F32/F16/BF16; quantized
+/// down columns are dequantized and stored as F16).
+pub fn gather_layer(g: &GgufFile, file: &[u8], l: usize, set: &[u32]) -> anyhow::Result<CompactLayer> {
+    let (gate, up, down) = (tensor(g, l, "ffn_gate")?, tensor(g, l, "ffn_up")?, tensor(g, l, "ffn_down")?);
+    let n_embd = gate.dims[0] as usize;
+    let rows = |t: &TensorInfo| -> anyhow::Result<(GgmlType, Vec<u8>)> {
+        let rb = t.ty.row_bytes(t.dims[0]).context("row size")? as usize;
+        let data = bytes(g, file, t);
+        let mut out = Vec::with_capacity(rb * set.len());
+        for &p in set {
+            out.extend_from_slice(&data[p as usize * rb..(p as usize + 1) * rb]);
+        }
+        Ok((t.ty, out))
+    };
+    let (n_ff, n_rows) = (down.dims[0] as usize, down.dims[1] as usize);
+    let data = bytes(g, file, down);
+    let rb = down.ty.row_bytes(n_ff as u64).context("row size")? as usize;
+    let elem = match down.ty {
+        GgmlType::F32 => Some(4),
+        GgmlType::F16 | GgmlType::BF16 => Some(2),
+        _ => None,
+    };
+    let mut out = Vec::with_capacity(set.len() * n_rows * elem.unwrap_or(2));
+    for r in 0..n_rows {
+        let row = &data[r * rb..(r + 1) * rb];
+        match elem {
+            Some(e) => set.iter().for_each(|&c| out.extend_from_slice(&row[c as usize * e..(c as usize + 1) * e])),
+            None => {
+                let v = crate::engine::dequantize(down.ty.0, row, n_ff).with_context(|| format!("cannot dequantize {}", down.name))?;
+                let picked: Vec<f32> = set.iter().map(|&c| v[c as usize]).collect();
+                out.extend(encode_floats(&picked, GgmlType::F16).expect("F16"));
+            }
+        }
+    }
+    let down_ty = if elem.is_some() { down.ty } else { GgmlType::F16 };
+    Ok(CompactLayer { layer: l, k: set.len(), n_embd, gate: rows(gate)?, up: rows(up)?, down: (down_ty, out) })
+}
+
+/// Checks the shares against each other: delta <= phi <= gamma.
+pub fn check_shares(load: f64, static_share: f64, compute: f64) -> anyhow::Result<()> {
+    if !(static_share <= compute + 1e-9 && compute <= load + 1e-9) {
+        bail!("the shares must satisfy static (delta) {static_share} <= compute (phi) {compute} <= load (gamma) {load}");
+    }
+    Ok(())
+}
+
+/// Opens a model and its compute plan in one step.
+pub fn open(path: &Path, opts: &ComputeOptions) -> anyhow::Result<(Model, ComputePlan)> {
+    let model = Model::load(path, &crate::engine::LoadOptions::default()).with_context(|| format!("cannot load {}", path.display()))?;
+    let plan = ComputePlan::for_model(model.gguf(), opts)?;
+    Ok((model, plan))
+}

@@ -1,0 +1,146 @@
+//! Dynamic neuron selection during prefill (the paper's per-prompt choice).
+//!
+//! For every prompt token of a sparsified layer, the top `alpha` share of the
+//! loaded neurons by |activation| get a vote; after the prompt, the
+//! `round(phi*N) - |static|` most-voted non-static neurons are the dynamic set
+//! (ties to the lower position). Static + dynamic is what decode computes.
+
+use std::sync::{Arc, Mutex};
+
+use crate::engine::{ObservedTensor, TensorObserver};
+
+/// Vote counts of one prompt, per sparsified layer and file position.
+#[derive(Debug, Clone)]
+pub struct Votes {
+    /// Per layer: `None` for layers that are not sparsified, else votes per position.
+    pub layers: Vec<Option<Vec<u32>>>,
+    /// Tokens that voted, per layer.
+    pub tokens: Vec<u64>,
+}
+
+impl Votes {
+    /// Zero votes for layers of the given loaded widths (`None` = not sparsified).
+    pub fn new(widths: &[Option<usize>]) -> Votes {
+        Votes { layers: widths.iter().map(|w| w.map(|n| vec![0; n])).collect(), tokens: vec![0; widths.len()] }
+    }
+
+    /// Adds the votes of `n_tokens` rows of activations of `layer`: each row votes
+    /// for its `k` largest |a| (ties to the lower position).
+    pub fn add_rows(&mut self, layer: usize, data: &[f32], width: usize, k: usize) {
+        let Some(Some(votes)) = self.layers.get_mut(layer) else { return };
+        let k = k.min(width);
+        if k == 0 {
+            return;
+        }
+        let mut idx: Vec<u32> = Vec::with_capacity(width);
+        for row in data.chunks_exact(width) {
+            idx.clear();
+            idx.extend(0..width as u32);
+            let key = |i: &u32| (std::cmp::Reverse(OrdF32(row[*i as usize].abs())), *i);
+            idx.select_nth_unstable_by_key(k - 1, key);
+            for &i in &idx[..k] {
+                votes[i as usize] += 1;
+            }
+            self.tokens[layer] += 1;
+        }
+    }
+}
+
+/// f32 with a total order (for sorting activations).
+#[derive(Debug, Clone, Copy, PartialEq, PartialOrd)]
+struct OrdF32(f32);
+impl Eq for OrdF32 {}
+impl Ord for OrdF32 {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.0.total_cmp(&other.0)
+    }
+}
+
+/// The dynamic set of one layer: the `n_dynamic` most-voted positions that are not
+/// static, ties to the lower position; returned with the static positions as the
+/// sorted set of positions to compute.
+pub fn compute_set(votes: &[u32], static_positions: &[u32], n_dynamic: usize) -> Vec<u32> {
+    let mut is_static = vec![false; votes.len()];
+    static_positions.iter().for_each(|&p| is_static[p as usize] = true);
+    let mut candidates: Vec<u32> = (0..votes.len() as u32).filter(|&p| !is_static[p as usize]).collect();
+    candidates.sort_by_key(|&p| (std::cmp::Reverse(votes[p as usize]), p));
+    let mut set: Vec<u32> = static_positions.iter().copied().chain(candidates.into_iter().take(n_dynamic)).collect();
+    set.sort_unstable();
+    set
+}
+
+/// Shared between the observer (inside llama.cpp's callback) and the generator.
+#[derive(Debug)]
+pub struct SelectorState {
+    /// Count votes only while true (prefill).
+    pub enabled: bool,
+    /// Votes of the current prompt.
+    pub votes: Votes,
+    /// Per layer: how many neurons each token votes for.
+    pub k_token: Vec<usize>,
+}
+
+/// The eval-callback observer that collects [`Votes`] while enabled.
+#[derive(Debug)]
+pub struct VoteObserver {
+    prefix: String,
+    state: Arc<Mutex<SelectorState>>,
+}
+
+impl VoteObserver {
+    /// An observer of `<node>-<layer>` activation nodes.
+    pub fn new(node: &str, state: Arc<Mutex<SelectorState>>) -> VoteObserver {
+        VoteObserver { prefix: format!("{node}-"), state }
+    }
+
+    fn layer_of(&self, name: &str) -> Option<usize> {
+        name.strip_prefix(&self.prefix)?.parse().ok()
+    }
+}
+
+impl TensorObserver for VoteObserver {
+    fn wants(&mut self, name: &str) -> bool {
+        let Some(l) = self.layer_of(name) else { return false };
+        let s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        s.enabled && matches!(s.votes.layers.get(l), Some(Some(_)))
+    }
+
+    fn observe(&mut self, t: ObservedTensor<'_>) {
+        let Some(l) = self.layer_of(t.name) else { return };
+        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let k = s.k_token[l];
+        s.votes.add_rows(l, t.data, t.ne[0], k);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn votes_count_top_share_per_token() {
+        let mut v = Votes::new(&[Some(4), None]);
+        // Two tokens, top 2 by |a| each: {1, 2}, then {3, 0} (0 beats 1 on the tie at 1.0).
+        v.add_rows(0, &[0.1, -5.0, 3.0, 0.0, 1.0, 1.0, -0.5, 2.0], 4, 2);
+        assert_eq!(v.layers[0].as_ref().unwrap(), &vec![1, 1, 1, 1]);
+        // Ties: |1.0| at positions 0 and 1 -> lower position wins for the last slot.
+        let mut t = Votes::new(&[Some(3)]);
+        t.add_rows(0, &[1.0, 1.0, 2.0], 3, 2);
+        assert_eq!(t.layers[0].as_ref().unwrap(), &vec![1, 0, 1]);
+        assert_eq!(t.tokens[0], 1);
+        v.add_rows(1, &[1.0; 4], 4, 2); // not sparsified: ignored
+        assert_eq!(v.tokens, vec![2, 0]);
+    }
+
+    #[test]
+    fn compute_set_excludes_static_and_breaks_ties_low() {
+        let votes = [5, 9, 9, 1, 9, 0];
+        // Static {1}; 2 dynamic among the rest: positions 2 and 4 have 9 votes.
+        assert_eq!(compute_set(&votes, &[1], 2), vec![1, 2, 4]);
+        // 3 dynamic: then 0 (5 votes).
+        assert_eq!(compute_set(&votes, &[1], 3), vec![0, 1, 2, 4]);
+        // Tie between equal votes goes to the lower position.
+        assert_eq!(compute_set(&[3, 3, 3], &[], 1), vec![0]);
+        assert_eq!(compute_set(&votes, &[], 0), Vec::<u32>::new());
+    }
+}

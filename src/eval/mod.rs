@@ -1,0 +1,8 @@
+//! Evaluation: scoring model outputs against task references.
+//!
+//! Last stage of the data flow: the evaluation harness generates an output for each
+//! example of a task's evaluation split ([`crate::tasks::Split::Eval`]) and scores it
+//! against [`crate::tasks::Example::references`] with the metric the task's papers
+//! report ([`metrics`]).
+
+pub mod metrics;

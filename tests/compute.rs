@@ -1,0 +1,162 @@
+//! Selective computation: decode with compacted FFNs against the masked dense engine.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+
+use selectinfer::compute::{ComputeOptions, ComputePlan, SelectiveSession};
+use selectinfer::engine::{quantize, LoadOptions, Model, Session, SessionOptions, TargetType, Token, TensorObserver};
+use selectinfer::model::ModelInfo;
+use selectinfer::select::{slice_model, NeuronMask, SliceRequest, SliceSource};
+use selectinfer::synth::SynthArch;
+
+fn opts(observer: Option<Box<dyn TensorObserver>>) -> SessionOptions {
+    SessionOptions { n_ctx: 128, n_batch: 64, threads: 2, observer }
+}
+
+fn compute_opts(phi: f64) -> ComputeOptions {
+    ComputeOptions { compute: phi, token_share: 0.2, layers: None, no_static: false }
+}
+
+/// A random slice of the tiny model at gamma 0.7, delta 0.3, both layers.
+fn sliced(arch: SynthArch, src: &Path, name: &str) -> PathBuf {
+    let out = common::shared_dir().join(name);
+    if !out.exists() {
+        let req = SliceRequest {
+            model: src.into(),
+            output: out.clone(),
+            source: SliceSource::Random { seed: 11 },
+            load: 0.7,
+            static_share: 0.3,
+            layers: Some(0..2),
+            verify: true,
+        };
+        slice_model(&req).unwrap_or_else(|e| panic!("{arch:?}: {e:#}"));
+    }
+    out
+}
+
+const PROMPT: &str = "the word of a man is what it was";
+const CONTINUATION: [&str; 4] = ["the", "one", "said", "there"];
+
+/// Decode logits of the selective session after `PROMPT`, with the computed sets.
+fn selective_logits(path: &Path, phi: f64) -> (Vec<Vec<f32>>, Vec<Option<Vec<u32>>>) {
+    let model = Model::load(path, &LoadOptions::default()).unwrap();
+    let plan = ComputePlan::for_model(model.gguf(), &compute_opts(phi)).unwrap();
+    let mut s = SelectiveSession::new(&model, plan, opts(None)).unwrap();
+    let prompt = model.tokenize(PROMPT, true, false);
+    s.prefill_and_select(&prompt).unwrap();
+    let sets = s.current_sets().to_vec();
+    let mut out = Vec::new();
+    for w in CONTINUATION {
+        let t: Vec<Token> = model.tokenize(w, false, false);
+        s.session().decode(&t[..1], false).unwrap();
+        out.push(s.session().logits(-1).to_vec());
+    }
+    (out, sets)
+}
+
+/// The same decode steps on the dense engine, with every neuron outside `sets`
+/// zeroed through the eval callback after the (dense) prefill.
+fn masked_logits(path: &Path, sets: Option<Vec<Option<Vec<u32>>>>) -> Vec<Vec<f32>> {
+    let model = Model::load(path, &LoadOptions::default()).unwrap();
+    let act = ModelInfo::read(path).unwrap().ffn_activation.unwrap();
+    let mask = sets.map(|s| NeuronMask::new(act, s));
+    let switch = mask.as_ref().map(NeuronMask::switch);
+    if let Some(sw) = &switch {
+        sw.store(false, Ordering::Relaxed);
+    }
+    let mut s = Session::new(&model, opts(mask.map(|m| Box::new(m) as Box<dyn TensorObserver>))).unwrap();
+    s.decode(&model.tokenize(PROMPT, true, false), false).unwrap();
+    if let Some(sw) = &switch {
+        sw.store(true, Ordering::Relaxed);
+    }
+    CONTINUATION
+        .iter()
+        .map(|w| {
+            let t: Vec<Token> = model.tokenize(w, false, false);
+            s.decode(&t[..1], false).unwrap();
+            s.logits(-1).to_vec()
+        })
+        .collect()
+}
+
+fn max_rel_diff(a: &[Vec<f32>], b: &[Vec<f32>]) -> f32 {
+    let scale = a.iter().flatten().fold(1f32, |m, x| m.max(x.abs()));
+    a.iter().flatten().zip(b.iter().flatten()).map(|(x, y)| (x - y).abs()).fold(0f32, f32::max) / scale
+}
+
+#[test]
+fn phi_equal_to_gamma_is_bit_identical_to_the_plain_engine() {
+    let src = common::tiny_model(SynthArch::Llama);
+    let path = sliced(SynthArch::Llama, &src, "c-llama-f32.gguf");
+    let (sel, sets) = selective_logits(&path, 0.7);
+    assert!(sets.iter().all(Option::is_none), "nothing to select at phi = gamma");
+    assert_eq!(sel, masked_logits(&path, None));
+}
+
+#[test]
+fn decode_equals_the_masked_dense_engine_for_f32_f16_and_gemma3() {
+    let dir = tempfile::tempdir().unwrap();
+    let f16 = dir.path().join("llama-f16.gguf");
+    quantize(&common::tiny_model(SynthArch::Llama), &f16, TargetType::F16, 2).unwrap();
+    let cases = [
+        (SynthArch::Llama, sliced(SynthArch::Llama, &common::tiny_model(SynthArch::Llama), "c-llama-f32.gguf"), 1e-5),
+        (SynthArch::Llama, sliced(SynthArch::Llama, &f16, "c-llama-f16.gguf"), 1e-3),
+        (SynthArch::Gemma3, sliced(SynthArch::Gemma3, &common::tiny_model(SynthArch::Gemma3), "c-gemma3-f32.gguf"), 1e-5),
+    ];
+    for (arch, path, tol) in cases {
+        for phi in [0.4, 0.55] {
+            let (sel, sets) = selective_logits(&path, phi);
+            let k = (phi * 192.0f64).round() as usize;
+            assert!(sets.iter().all(|s| s.as_ref().map(Vec::len) == Some(k)), "{arch:?}: {k} neurons per layer");
+            let masked = masked_logits(&path, Some(sets));
+            let diff = max_rel_diff(&sel, &masked);
+            assert!(diff <= tol, "{arch:?} {} phi {phi}: relative diff {diff}", path.display());
+            let dense = masked_logits(&path, None);
+            assert!(max_rel_diff(&sel, &dense) > 10.0 * diff.max(1e-7), "computing fewer neurons changed nothing?");
+        }
+    }
+}
+
+#[test]
+fn static_neurons_are_always_computed() {
+    let path = sliced(SynthArch::Llama, &common::tiny_model(SynthArch::Llama), "c-llama-f32.gguf");
+    let g = selectinfer::gguf::GgufFile::read(&path).unwrap();
+    let plan = ComputePlan::for_model(&g, &compute_opts(0.4)).unwrap();
+    let (_, sets) = selective_logits(&path, 0.4);
+    for (lp, set) in plan.layers.iter().zip(&sets) {
+        let (lp, set) = (lp.as_ref().unwrap(), set.as_ref().unwrap());
+        assert_eq!(lp.static_positions, (0..58).collect::<Vec<u32>>(), "round(0.3 * 192) static neurons stored first");
+        assert!(lp.static_positions.iter().all(|p| set.contains(p)));
+    }
+}
+
+#[test]
+fn coreinfer_on_an_unsliced_quantized_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let q8 = dir.path().join("q8.gguf");
+    quantize(&common::tiny_model(SynthArch::Llama), &q8, TargetType::Q8_0, 2).unwrap();
+    let g = selectinfer::gguf::GgufFile::read(&q8).unwrap();
+    let plan = ComputePlan::for_model(&g, &ComputeOptions { layers: Some(0..2), ..compute_opts(0.4) }).unwrap();
+    assert!(plan.layers.iter().all(|l| l.as_ref().is_some_and(|l| l.static_positions.is_empty() && l.n_loaded == 192)));
+    let model = Model::load(&q8, &LoadOptions::default()).unwrap();
+    let mut s = SelectiveSession::new(&model, plan, opts(None)).unwrap();
+    let prompt = model.tokenize(PROMPT, true, false);
+    let (tokens, stats, sel) = s.generate(&prompt, &Default::default(), |_| true).unwrap();
+    assert!(!tokens.is_empty() && stats.generated_tokens == tokens.len());
+    assert_eq!(sel.computed_neurons, 2 * 77, "round(0.4 * 192) per layer");
+    assert_eq!(s.session().compact_layers(), &[0, 1]);
+}
+
+#[test]
+fn shares_out_of_order_are_clear_errors() {
+    let path = sliced(SynthArch::Llama, &common::tiny_model(SynthArch::Llama), "c-llama-f32.gguf");
+    let p = path.to_str().unwrap();
+    common::assert_clean_failure(&["generate", "-m", p, "-p", "the", "--compute", "0.9"], "exceeds the loaded share (gamma) 0.7");
+    common::assert_clean_failure(&["generate", "-m", p, "-p", "the", "--compute", "0.2"], "is below the static share (delta) 0.3");
+    common::assert_clean_failure(&["generate", "-m", p, "-p", "the", "--compute", "0.4", "--token-share", "0"], "--token-share (alpha) must be in (0, 1]");
+    let out = common::selectinfer(&["generate", "-m", p, "-p", "the word", "--compute", "0.2", "--no-static", "-n", "4"]);
+    assert!(out.status.success(), "CoreInfer on a sliced file ignores its static set: {:?}", common::text(&out));
+}
