@@ -20,6 +20,46 @@ pub enum SynthArch {
     Llama,
     /// gemma3: GeGLU FFN, pre- and post-norms, q/k norms.
     Gemma3,
+    /// qwen2: SwiGLU FFN, llama-like layout (attention biases optional, omitted).
+    Qwen2,
+}
+
+/// Real models' dimensions, for speed and memory benchmarks with random weights.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Shape {
+    /// Llama-3.2-1B: 16 layers, n_embd 2048, n_ff 8192, 32/8 heads, vocab 128256, tied output.
+    #[value(name = "llama-3.2-1b")]
+    Llama32_1b,
+    /// Llama-3.2-3B (the paper's model): 28 layers, n_embd 3072, n_ff 8192, 24/8 heads, vocab 128256, tied output.
+    #[value(name = "llama-3.2-3b")]
+    Llama32_3b,
+    /// Qwen2.5-3B: 36 layers, n_embd 2048, n_ff 11008, 16/2 heads, vocab 151936, tied output.
+    #[value(name = "qwen2.5-3b")]
+    Qwen25_3b,
+}
+
+impl Shape {
+    /// The spec of this shape with weights stored as `matrix_type`.
+    pub fn spec(self, matrix_type: GgmlType, seed: u64) -> SynthSpec {
+        let (arch, n_layer, n_embd, n_ff, n_head, n_head_kv, head_dim, n_vocab) = match self {
+            Shape::Llama32_1b => (SynthArch::Llama, 16, 2048, 8192, 32, 8, 64, 128_256),
+            Shape::Llama32_3b => (SynthArch::Llama, 28, 3072, 8192, 24, 8, 128, 128_256),
+            Shape::Qwen25_3b => (SynthArch::Qwen2, 36, 2048, 11008, 16, 2, 128, 151_936),
+        };
+        SynthSpec {
+            arch,
+            n_layer,
+            n_embd,
+            n_ff: vec![n_ff],
+            n_head,
+            n_head_kv,
+            head_dim,
+            n_words: n_vocab - N_CONTROL - 256,
+            matrix_type,
+            seed,
+            tied_output: true,
+        }
+    }
 }
 
 /// Dimensions and storage of a synthetic model.
@@ -45,6 +85,8 @@ pub struct SynthSpec {
     pub matrix_type: GgmlType,
     /// Seed of the weights.
     pub seed: u64,
+    /// Use the token embedding as the output head (no `output.weight`).
+    pub tied_output: bool,
 }
 
 impl SynthSpec {
@@ -61,6 +103,7 @@ impl SynthSpec {
             n_words: 40,
             matrix_type: GgmlType::F32,
             seed: 1,
+            tied_output: false,
         }
     }
 
@@ -183,7 +226,7 @@ fn plan(spec: &SynthSpec, n_vocab: u64) -> Vec<Planned> {
         }
     }
     t.push(norm("output_norm.weight".into(), e));
-    if spec.arch == SynthArch::Llama {
+    if spec.arch != SynthArch::Gemma3 && !spec.tied_output {
         t.push(matrix("output.weight".into(), e, n_vocab));
     }
     t
@@ -193,6 +236,7 @@ fn metadata(spec: &SynthSpec, vocab: &[(String, f32, i32)]) -> Vec<(String, Valu
     let arch = match spec.arch {
         SynthArch::Llama => "llama",
         SynthArch::Gemma3 => "gemma3",
+        SynthArch::Qwen2 => "qwen2",
     };
     let k = |s: &str| format!("{arch}.{s}");
     let ff = if spec.n_ff.len() == 1 {
@@ -215,6 +259,7 @@ fn metadata(spec: &SynthSpec, vocab: &[(String, f32, i32)]) -> Vec<(String, Valu
     ];
     match spec.arch {
         SynthArch::Llama => m.push((k("rope.dimension_count"), Value::U32(spec.head_dim as u32))),
+        SynthArch::Qwen2 => {}
         SynthArch::Gemma3 => {
             m.push((k("attention.key_length"), Value::U32(spec.head_dim as u32)));
             m.push((k("attention.value_length"), Value::U32(spec.head_dim as u32)));

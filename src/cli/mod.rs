@@ -7,6 +7,7 @@ pub mod generate;
 mod inspect;
 mod profile;
 mod slice;
+mod synth;
 
 use clap::{Parser, Subcommand};
 
@@ -39,6 +40,9 @@ pub enum Command {
     /// Prefill and decode speed per computed share phi, with the ideal speedup
     /// from bytes read per token.
     Bench(bench::BenchArgs),
+    /// Write a random-weight GGUF with a real model's dimensions (speed and memory
+    /// benchmarks only; the weights are synthetic).
+    Synth(synth::SynthArgs),
 }
 
 /// Runs one parsed command line.
@@ -51,5 +55,6 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         Command::Profile(a) => profile::run(a),
         Command::Slice(a) => slice::run(a),
         Command::Bench(a) => bench::run(a),
+        Command::Synth(a) => synth::run(a),
     }
 }

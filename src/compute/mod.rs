@@ -23,10 +23,10 @@ use std::time::Instant;
 use anyhow::{bail, ensure, Context};
 
 use crate::engine::{CompactLayer, GenerateOptions, GenerateStats, Model, Session, SessionOptions, Token};
-use crate::gguf::{GgmlType, GgufFile, TensorInfo};
+use crate::gguf::{GgufFile, TensorInfo};
 use crate::model::ModelInfo;
 use crate::select::SliceMeta;
-use crate::synth::encode_floats;
+use crate::select::rewrite::{gather_columns, gather_rows};
 use select::{compute_set, SelectorState, VoteObserver, Votes};
 
 /// One sparsified layer of a plan.
@@ -268,38 +268,15 @@ fn bytes<'a>(g: &GgufFile, file: &'a [u8], t: &TensorInfo) -> &'a [u8] {
 /// down columns are dequantized and stored as F16).
 pub fn gather_layer(g: &GgufFile, file: &[u8], l: usize, set: &[u32]) -> anyhow::Result<CompactLayer> {
     let (gate, up, down) = (tensor(g, l, "ffn_gate")?, tensor(g, l, "ffn_up")?, tensor(g, l, "ffn_down")?);
-    let n_embd = gate.dims[0] as usize;
-    let rows = |t: &TensorInfo| -> anyhow::Result<(GgmlType, Vec<u8>)> {
-        let rb = t.ty.row_bytes(t.dims[0]).context("row size")? as usize;
-        let data = bytes(g, file, t);
-        let mut out = Vec::with_capacity(rb * set.len());
-        for &p in set {
-            out.extend_from_slice(&data[p as usize * rb..(p as usize + 1) * rb]);
-        }
-        Ok((t.ty, out))
-    };
-    let (n_ff, n_rows) = (down.dims[0] as usize, down.dims[1] as usize);
-    let data = bytes(g, file, down);
-    let rb = down.ty.row_bytes(n_ff as u64).context("row size")? as usize;
-    let elem = match down.ty {
-        GgmlType::F32 => Some(4),
-        GgmlType::F16 | GgmlType::BF16 => Some(2),
-        _ => None,
-    };
-    let mut out = Vec::with_capacity(set.len() * n_rows * elem.unwrap_or(2));
-    for r in 0..n_rows {
-        let row = &data[r * rb..(r + 1) * rb];
-        match elem {
-            Some(e) => set.iter().for_each(|&c| out.extend_from_slice(&row[c as usize * e..(c as usize + 1) * e])),
-            None => {
-                let v = crate::engine::dequantize(down.ty.0, row, n_ff).with_context(|| format!("cannot dequantize {}", down.name))?;
-                let picked: Vec<f32> = set.iter().map(|&c| v[c as usize]).collect();
-                out.extend(encode_floats(&picked, GgmlType::F16).expect("F16"));
-            }
-        }
-    }
-    let down_ty = if elem.is_some() { down.ty } else { GgmlType::F16 };
-    Ok(CompactLayer { layer: l, k: set.len(), n_embd, gate: rows(gate)?, up: rows(up)?, down: (down_ty, out) })
+    let rows = |t: &TensorInfo| gather_rows(bytes(g, file, t), t, set).map(|b| (t.ty, b));
+    Ok(CompactLayer {
+        layer: l,
+        k: set.len(),
+        n_embd: gate.dims[0] as usize,
+        gate: rows(gate)?,
+        up: rows(up)?,
+        down: gather_columns(bytes(g, file, down), down, set)?,
+    })
 }
 
 /// Checks the shares against each other: delta <= phi <= gamma.

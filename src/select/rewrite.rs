@@ -353,7 +353,7 @@ fn write_sliced(src: &GgufFile, info: &ModelInfo, keeps: &[Option<LayerKeep>], m
         let new = match op_for(t, keeps, &info.n_ff) {
             Op::Copy => data,
             Op::Rows(kept) => gather_rows(&data, t, kept)?,
-            Op::Columns(kept) => gather_columns(&data, t, kept)?,
+            Op::Columns(kept) => gather_columns(&data, t, kept)?.1,
         };
         w.write_tensor(&new)?;
     }
@@ -363,7 +363,7 @@ fn write_sliced(src: &GgufFile, info: &ModelInfo, keeps: &[Option<LayerKeep>], m
 
 /// Keeps the given rows (last dimension) of a tensor; rows are whole blocks, so
 /// this is a byte copy for every type.
-fn gather_rows(data: &[u8], t: &TensorInfo, kept: &[u32]) -> anyhow::Result<Vec<u8>> {
+pub fn gather_rows(data: &[u8], t: &TensorInfo, kept: &[u32]) -> anyhow::Result<Vec<u8>> {
     let row_elems = if t.dims.len() == 1 { 1 } else { t.dims[0] };
     let row_bytes = t.ty.row_bytes(row_elems).with_context(|| format!("cannot size rows of {}", t.name))? as usize;
     let mut out = Vec::with_capacity(row_bytes * kept.len());
@@ -373,26 +373,41 @@ fn gather_rows(data: &[u8], t: &TensorInfo, kept: &[u32]) -> anyhow::Result<Vec<
     Ok(out)
 }
 
-/// Keeps the given columns (first dimension) of a 2-D tensor.
-fn gather_columns(data: &[u8], t: &TensorInfo, kept: &[u32]) -> anyhow::Result<Vec<u8>> {
+/// Keeps the given columns (first dimension) of a 2-D tensor. F32/F16/BF16 columns
+/// are copied exactly; quantized rows are dequantized with ggml's `to_float` and the
+/// kept values stored as F16. Returns the type of the result and its bytes.
+pub fn gather_columns(data: &[u8], t: &TensorInfo, kept: &[u32]) -> anyhow::Result<(GgmlType, Vec<u8>)> {
     let (n_cols, n_rows) = (t.dims[0] as usize, t.dims[1] as usize);
     let row_bytes = t.ty.row_bytes(n_cols as u64).context("row size")? as usize;
-    let elem = match t.ty {
-        GgmlType::F32 => Some(4),
-        GgmlType::F16 | GgmlType::BF16 => Some(2),
-        _ => None,
-    };
-    let mut out = Vec::new();
-    for r in 0..n_rows {
-        let row = &data[r * row_bytes..(r + 1) * row_bytes];
-        match elem {
-            Some(e) => kept.iter().for_each(|&c| out.extend_from_slice(&row[c as usize * e..(c as usize + 1) * e])),
-            None => {
+    let rows = data.chunks_exact(row_bytes).take(n_rows);
+    match t.ty {
+        GgmlType::F32 => Ok((t.ty, gather_elements::<4>(rows, kept))),
+        GgmlType::F16 | GgmlType::BF16 => Ok((t.ty, gather_elements::<2>(rows, kept))),
+        _ => {
+            let mut out = Vec::with_capacity(kept.len() * n_rows * 2);
+            for row in rows {
                 let values = dequantize(t.ty.0, row, n_cols).with_context(|| format!("cannot dequantize {} ({})", t.name, t.ty))?;
                 let picked: Vec<f32> = kept.iter().map(|&c| values[c as usize]).collect();
                 out.extend(encode_floats(&picked, GgmlType::F16).expect("F16 encodes"));
             }
+            Ok((GgmlType::F16, out))
         }
     }
-    Ok(out)
+}
+
+/// Copies the `E`-byte elements at `kept` of every row.
+fn gather_elements<'a, const E: usize>(rows: impl Iterator<Item = &'a [u8]>, kept: &[u32]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for row in rows {
+        let elems: &[[u8; E]] = as_elements(row);
+        out.extend(kept.iter().flat_map(|&c| elems[c as usize]));
+    }
+    out
+}
+
+/// Views bytes as `E`-byte arrays (the length is a multiple of `E` for whole rows).
+fn as_elements<const E: usize>(bytes: &[u8]) -> &[[u8; E]] {
+    let (chunks, rest) = bytes.as_chunks::<E>();
+    debug_assert!(rest.is_empty());
+    chunks
 }

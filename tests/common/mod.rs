@@ -17,9 +17,11 @@ pub fn shared_dir() -> &'static Path {
 pub fn tiny_model(arch: SynthArch) -> PathBuf {
     static LLAMA: OnceLock<PathBuf> = OnceLock::new();
     static GEMMA3: OnceLock<PathBuf> = OnceLock::new();
+    static QWEN2: OnceLock<PathBuf> = OnceLock::new();
     let cell = match arch {
         SynthArch::Llama => &LLAMA,
         SynthArch::Gemma3 => &GEMMA3,
+        SynthArch::Qwen2 => &QWEN2,
     };
     cell.get_or_init(|| {
         let path = shared_dir().join(format!("tiny-{arch:?}.gguf"));
