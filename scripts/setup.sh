@@ -25,6 +25,7 @@ if [ "${SELECTINFER_SKIP_APT:-0}" != 1 ]; then
     command -v cmake >/dev/null || missing+=(cmake)
     command -v c++ >/dev/null || missing+=(g++)
     command -v unzip >/dev/null || missing+=(unzip)
+    command -v tmux >/dev/null || missing+=(tmux)   # the chat pseudo-terminal test
     ls /usr/lib/llvm-*/lib/libclang*.so* >/dev/null 2>&1 || ls /usr/lib/*/libclang*.so* >/dev/null 2>&1 || missing+=(libclang-dev)
     if [ ${#missing[@]} -gt 0 ]; then
         command -v apt-get >/dev/null || die "missing ${missing[*]} and no apt-get to install them"
@@ -33,7 +34,7 @@ if [ "${SELECTINFER_SKIP_APT:-0}" != 1 ]; then
         $sudo apt-get update -qq || die "apt-get update failed"
         DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null || die "apt-get install ${missing[*]} failed"
     else
-        say "system packages present (cmake, c++, unzip, libclang)"
+        say "system packages present (cmake, c++, unzip, tmux, libclang)"
     fi
 fi
 

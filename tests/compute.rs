@@ -101,9 +101,14 @@ fn decode_equals_the_masked_dense_engine_for_f32_f16_and_gemma3() {
     let dir = tempfile::tempdir().unwrap();
     let f16 = dir.path().join("llama-f16.gguf");
     quantize(&common::tiny_model(SynthArch::Llama), &f16, TargetType::F16, 2).unwrap();
+    let q8 = dir.path().join("llama-q8_0.gguf");
+    quantize(&common::tiny_model(SynthArch::Llama), &q8, TargetType::Q8_0, 2).unwrap();
     let cases = [
         (SynthArch::Llama, sliced(SynthArch::Llama, &common::tiny_model(SynthArch::Llama), "c-llama-f32.gguf"), 1e-5),
         (SynthArch::Llama, sliced(SynthArch::Llama, &f16, "c-llama-f16.gguf"), 1e-3),
+        // Quantized: Q8_0 gate/up rows are copied as they are; the slice stores ffn_down
+        // as F16 and the compacted down is F16 too, so the kernels match the reference.
+        (SynthArch::Llama, sliced(SynthArch::Llama, &q8, "c-llama-q8_0.gguf"), 1e-3),
         (SynthArch::Gemma3, sliced(SynthArch::Gemma3, &common::tiny_model(SynthArch::Gemma3), "c-gemma3-f32.gguf"), 1e-5),
     ];
     for (arch, path, tol) in cases {
@@ -118,6 +123,21 @@ fn decode_equals_the_masked_dense_engine_for_f32_f16_and_gemma3() {
             assert!(max_rel_diff(&sel, &dense) > 10.0 * diff.max(1e-7), "computing fewer neurons changed nothing?");
         }
     }
+}
+
+#[test]
+fn coreinfer_on_an_unsliced_q8_0_model_matches_the_masked_engine_up_to_activation_rounding() {
+    let dir = tempfile::tempdir().unwrap();
+    let q8 = dir.path().join("q8.gguf");
+    quantize(&common::tiny_model(SynthArch::Llama), &q8, TargetType::Q8_0, 2).unwrap();
+    let (sel, sets) = selective_logits(&q8, 0.4);
+    let masked = masked_logits(&q8, Some(sets));
+    // The compacted ffn_down is F16 (dequantized Q8_0 columns, exact); the masked
+    // reference multiplies Q8_0 ffn_down with activations quantized to Q8_0 blocks.
+    let diff = max_rel_diff(&sel, &masked);
+    assert!(diff <= 1e-2, "relative diff {diff}");
+    let argmax = |v: &Vec<f32>| (0..v.len()).max_by(|&i, &j| v[i].total_cmp(&v[j])).unwrap();
+    assert!(sel.iter().zip(&masked).all(|(a, b)| argmax(a) == argmax(b)));
 }
 
 #[test]

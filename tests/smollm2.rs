@@ -236,3 +236,16 @@ fn selective_decode_on_the_f16_model_equals_the_masked_model() {
     eprintln!("selective vs masked: max |logit diff| {diff} at scale {scale}");
     assert!(diff <= 1e-3 * scale, "max diff {diff} at scale {scale}");
 }
+
+#[test]
+fn selective_decode_runs_on_repacked_q4_0_weights() {
+    // llama.cpp repacks Q4_0 for its CPU kernels; the compacted copies must go to a
+    // plain CPU buffer (a repack buffer cannot take them).
+    let q4_0 = common::shared_dir().join("smollm2.q4_0.gguf");
+    quantize(&smollm2(), &q4_0, TargetType::Q4_0, 2).unwrap();
+    let out = common::selectinfer(&["generate", "-m", q4_0.to_str().unwrap(), "-p", "The capital of France is", "-n", "8", "--compute", "0.4", "-t", "2"]);
+    let (stdout, stderr) = common::text(&out);
+    assert!(out.status.success(), "{stderr}");
+    assert!(!stdout.trim().is_empty());
+    assert!(stderr.contains("compute 0.4: 14122 of 35328 loaded neurons"), "{stderr}");
+}

@@ -2,6 +2,7 @@
 //! its help text) and one `run` function per subcommand.
 
 mod bench;
+mod chat;
 mod convert;
 pub mod generate;
 mod inspect;
@@ -40,6 +41,9 @@ pub enum Command {
     /// Prefill and decode speed per computed share phi, with the ideal speedup
     /// from bytes read per token.
     Bench(bench::BenchArgs),
+    /// Streaming chat with selective loading and computation (reads turns from
+    /// stdin when it is not a terminal).
+    Chat(chat::ChatArgs),
     /// Write a random-weight GGUF with a real model's dimensions (speed and memory
     /// benchmarks only; the weights are synthetic).
     Synth(synth::SynthArgs),
@@ -56,5 +60,6 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         Command::Slice(a) => slice::run(a),
         Command::Bench(a) => bench::run(a),
         Command::Synth(a) => synth::run(a),
+        Command::Chat(a) => chat::run(a),
     }
 }

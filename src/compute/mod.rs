@@ -117,6 +117,11 @@ impl ComputePlan {
         Ok(ComputePlan { layers, compute: opts.compute, token_share: opts.token_share })
     }
 
+    /// A plan that computes every loaded neuron of every layer.
+    pub fn dense(n_layer: usize) -> ComputePlan {
+        ComputePlan { layers: vec![None; n_layer], compute: 1.0, token_share: 0.2 }
+    }
+
     /// Neurons computed in a layer: `round(phi * N)`, at most the loaded ones.
     pub fn computed(&self, l: &LayerPlan) -> usize {
         ((self.compute * l.n_orig as f64).round() as usize).min(l.n_loaded).max(l.static_positions.len())

@@ -69,9 +69,20 @@ impl CompactBuffers {
                 return Err(fail(format!("model has no blk.{}.ffn_up.weight", l.layer)));
             }
             let obuf = unsafe { (*orig).buffer };
-            if !obuf.is_null() && !unsafe { sys::ggml_backend_buffer_is_host(obuf) } {
-                // Device weights (CUDA): keep the compacted copy on the same device.
-                buft = unsafe { sys::ggml_backend_buffer_get_type(obuf) };
+            if !obuf.is_null() {
+                // Weights on a GPU (CUDA): keep the compacted copy on the same device.
+                // CPU weights, plain or repacked (CPU_REPACK is not a host buffer in
+                // ggml's sense but lives on the CPU device), get a plain CPU buffer.
+                let obuft = unsafe { sys::ggml_backend_buffer_get_type(obuf) };
+                let dev = unsafe { sys::ggml_backend_buft_get_device(obuft) };
+                let on_gpu = !dev.is_null()
+                    && matches!(
+                        unsafe { sys::ggml_backend_dev_type(dev) },
+                        sys::GGML_BACKEND_DEVICE_TYPE_GPU | sys::GGML_BACKEND_DEVICE_TYPE_IGPU
+                    );
+                if on_gpu {
+                    buft = obuft;
+                }
             }
             let new = |ty: GgmlType, ne0: usize, ne1: usize| unsafe {
                 sys::ggml_new_tensor_2d(ctx, ty.0 as sys::ggml_type, ne0 as i64, ne1 as i64)

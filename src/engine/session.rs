@@ -172,6 +172,22 @@ impl<'m> Session<'m> {
         self.n_past = 0;
     }
 
+    /// Keeps only the first `n` cached tokens (for a conversation whose rendered text
+    /// changed after that point). Returns false when the cache could not drop a
+    /// suffix (sliding-window caches), in which case it was cleared entirely.
+    pub fn truncate(&mut self, n: usize) -> bool {
+        if n >= self.n_past {
+            return true;
+        }
+        let ok = self.ctx.clear_kv_cache_seq(Some(0), Some(n as u32), None).unwrap_or(false);
+        if ok {
+            self.n_past = n;
+        } else {
+            self.clear();
+        }
+        ok
+    }
+
     /// Decodes `tokens` after what is already in the cache, in batches of `n_batch`.
     /// With `all_logits` every position's logits are kept (read them with
     /// [`logits`](Self::logits)); otherwise only the last one's.

@@ -6,6 +6,7 @@
 //! `ffn_down` only those columns. The selection is recorded in the file's metadata
 //! ([`SliceMeta`]) so later stages work from the file alone.
 
+pub mod budget;
 pub mod mask;
 pub mod plan;
 pub mod rewrite;

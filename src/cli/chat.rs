@@ -1,0 +1,277 @@
+//! `selectinfer chat`: streaming chat with selective loading and computation.
+//!
+//! Each user turn is rendered with the model's chat template over the whole
+//! conversation; the tokens the KV cache already holds are kept and only the new
+//! suffix is decoded. That prefill selects the turn's dynamic neurons (with
+//! `--compute`), and the answer streams as it is decoded.
+
+use std::io::{BufRead, IsTerminal, Write};
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context};
+
+use super::generate::ComputeArgs;
+use crate::compute::{ComputePlan, SelectiveSession};
+use crate::engine::{GenerateOptions, GenerateStats, LoadOptions, Model, SessionOptions, Token};
+use crate::memory::MemorySnapshot;
+use crate::model::ModelInfo;
+use crate::output::format_bytes;
+use crate::select::budget::{choose_load, parse_size};
+use crate::select::{slice_model, SliceMeta, SliceRequest, SliceSource};
+use crate::tasks::Task;
+
+/// Arguments of `chat`.
+#[derive(Debug, clap::Args)]
+pub struct ChatArgs {
+    /// GGUF model: a full model (sliced on the fly with --load or --mem-budget) or
+    /// an already sliced file.
+    #[arg(short, long)]
+    pub model: PathBuf,
+    /// Profile directory of the model (needed to slice).
+    #[arg(long)]
+    pub profile: Option<PathBuf>,
+    /// Base task whose ranking gives the static neurons; /task switches it.
+    #[arg(long, value_enum)]
+    pub task: Option<Task>,
+    /// gamma: loaded share of each sparsified layer (slices the model, cached).
+    #[arg(long = "load")]
+    pub load: Option<f64>,
+    /// delta: static share (from the task ranking).
+    #[arg(long = "static", default_value_t = 0.3)]
+    pub static_share: f64,
+    /// Sparsified layers START..END (default as for `slice`).
+    #[arg(long, value_parser = crate::select::rewrite::parse_layer_range)]
+    pub layers: Option<Range<usize>>,
+    /// Bytes allowed for weights + KV cache (e.g. 300MiB): picks the largest gamma
+    /// that fits and slices (or reuses a cached slice). See the README's accounting.
+    #[arg(long, value_parser = parse_size)]
+    pub mem_budget: Option<u64>,
+    /// Where slices made by chat are cached.
+    #[arg(long, default_value = "models/slices")]
+    pub cache_dir: PathBuf,
+    /// Context length in tokens (also used by the budget's KV accounting).
+    #[arg(long, default_value_t = 2048)]
+    pub ctx: u32,
+    /// Most tokens per answer.
+    #[arg(short = 'n', long, default_value_t = 256)]
+    pub max_tokens: usize,
+    /// Sampling temperature; 0 (default) is greedy.
+    #[arg(long, default_value_t = 0.0)]
+    pub temp: f32,
+    /// Seed of the sampler.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u32,
+    /// CPU threads (default: all cores).
+    #[arg(short, long)]
+    pub threads: Option<i32>,
+    #[command(flatten)]
+    pub compute: ComputeArgs,
+}
+
+const HELP: &str = "commands: /stats (settings and last turn's speed), /reset (forget the conversation), \
+/task qa|translate|summarize (switch the base profile: re-slices or reuses a cached slice), /help, /quit; Ctrl-D exits";
+
+/// What ended a chat over one loaded model.
+enum Next {
+    Quit,
+    SwitchTask(Task),
+}
+
+pub fn run(a: ChatArgs) -> anyhow::Result<()> {
+    let mut task = a.task;
+    let mut messages: Vec<(String, String)> = Vec::new();
+    loop {
+        let path = resolve_model(&a, task)?;
+        let model = Model::load(&path, &LoadOptions::default()).with_context(|| format!("cannot load {}", path.display()))?;
+        match chat_with(&a, &model, &mut messages)? {
+            Next::Quit => return Ok(()),
+            Next::SwitchTask(t) => {
+                if a.profile.is_none() || SliceMeta::from_gguf(model.gguf())?.is_some() && path == a.model {
+                    eprintln!("chat: /task needs --profile and a full model to slice");
+                    continue;
+                }
+                task = Some(t);
+                eprintln!("chat: base task now {t}; the conversation is kept and re-read");
+            }
+        }
+    }
+}
+
+/// The file to load: the model itself, or a (cached) slice of it.
+fn resolve_model(a: &ChatArgs, task: Option<Task>) -> anyhow::Result<PathBuf> {
+    let g = crate::gguf::GgufFile::read(&a.model).with_context(|| format!("cannot chat with {}", a.model.display()))?;
+    let info = ModelInfo::from_gguf(&g)?;
+    if SliceMeta::from_gguf(&g)?.is_some() {
+        if a.load.is_some() || a.mem_budget.is_some() {
+            bail!("{} is already sliced; --load and --mem-budget apply to a full model", a.model.display());
+        }
+        return Ok(a.model.clone());
+    }
+    let range = a.layers.clone().unwrap_or_else(|| crate::select::default_layer_range(info.n_layer));
+    let load = match (a.mem_budget, a.load) {
+        (Some(_), Some(_)) => bail!("give --load or --mem-budget, not both"),
+        (Some(budget), None) => {
+            let c = choose_load(&g, budget, u64::from(a.ctx), a.static_share, &range)?;
+            eprintln!(
+                "chat: budget {}: load (gamma) {} -> weights {} + KV cache {} at n_ctx {}",
+                format_bytes(budget),
+                c.load,
+                format_bytes(c.weight_bytes),
+                format_bytes(c.kv_bytes),
+                a.ctx
+            );
+            c.load
+        }
+        (None, Some(l)) => l,
+        (None, None) => 1.0,
+    };
+    if load >= 1.0 {
+        return Ok(a.model.clone());
+    }
+    let (Some(profile), Some(task)) = (&a.profile, task) else {
+        bail!("loading {load} of the neurons needs --profile DIR and --task TASK to choose them");
+    };
+    std::fs::create_dir_all(&a.cache_dir).with_context(|| format!("creating {}", a.cache_dir.display()))?;
+    let key = crate::profile::sha256_hex(
+        format!(
+            "{}|{}|{}|{}|{}|{:?}",
+            crate::profile::file_sha256(&a.model)?,
+            crate::profile::file_sha256(&crate::profile::ranking::task_ranking_path(profile, task)).unwrap_or_default(),
+            task,
+            load,
+            a.static_share,
+            range
+        )
+        .as_bytes(),
+    );
+    let stem = a.model.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    let out = a.cache_dir.join(format!("{stem}.{task}.load{load}.{}.gguf", &key[..12]));
+    if out.exists() {
+        eprintln!("chat: reusing {}", out.display());
+    } else {
+        eprintln!("chat: slicing {} at load {load} (base task {task}) -> {}", a.model.display(), out.display());
+        slice_model(&SliceRequest {
+            model: a.model.clone(),
+            output: out.clone(),
+            source: SliceSource::Profile { dir: profile.clone(), task },
+            load,
+            static_share: a.static_share.min(load),
+            layers: Some(range),
+            verify: true,
+        })?;
+    }
+    Ok(out)
+}
+
+fn chat_with(a: &ChatArgs, model: &Model, messages: &mut Vec<(String, String)>) -> anyhow::Result<Next> {
+    let info = ModelInfo::from_gguf(model.gguf())?;
+    let threads = a.threads.unwrap_or_else(crate::engine::default_threads);
+    let plan = match a.compute.compute {
+        Some(phi) => ComputePlan::for_model(model.gguf(), &a.compute.options(phi))?,
+        None => ComputePlan::dense(info.n_layer),
+    };
+    let mut s = SelectiveSession::new(model, plan, SessionOptions { n_ctx: a.ctx, threads, ..Default::default() })?;
+    let interactive = std::io::stdin().is_terminal();
+    let mut history: Vec<Token> = Vec::new();
+    let mut last: Option<(GenerateStats, f64)> = None;
+    let opts = GenerateOptions { max_tokens: a.max_tokens, temperature: a.temp, seed: a.seed, ignore_eog: false };
+    let stdin = std::io::stdin();
+    let mut lines = stdin.lock().lines();
+    if interactive {
+        eprintln!("selectinfer chat: {} ({}). {HELP}", model.path().display(), describe(a, &info));
+    }
+    loop {
+        if interactive {
+            print!("> ");
+            std::io::stdout().flush()?;
+        }
+        let Some(line) = lines.next() else {
+            if interactive {
+                println!();
+            }
+            return Ok(Next::Quit);
+        };
+        let line = line.context("reading stdin")?;
+        let text = line.trim();
+        if text.is_empty() {
+            continue;
+        }
+        if let Some(cmd) = text.strip_prefix('/') {
+            let mut parts = cmd.split_whitespace();
+            match parts.next().unwrap_or("") {
+                "quit" | "exit" => return Ok(Next::Quit),
+                "help" => eprintln!("{HELP}"),
+                "reset" => {
+                    messages.clear();
+                    history.clear();
+                    s.clear();
+                    eprintln!("chat: conversation cleared");
+                }
+                "stats" => print_stats(a, &info, model.path(), last.as_ref()),
+                "task" => match parts.next().and_then(Task::from_name) {
+                    Some(t) => return Ok(Next::SwitchTask(t)),
+                    None => eprintln!("chat: /task needs one of qa, translate, summarize"),
+                },
+                other => eprintln!("chat: unknown command /{other}; {HELP}"),
+            }
+            continue;
+        }
+        messages.push(("user".into(), text.to_string()));
+        let refs: Vec<(&str, &str)> = messages.iter().map(|(r, c)| (r.as_str(), c.as_str())).collect();
+        let rendered = model.apply_chat_template(&refs)?;
+        let tokens = model.tokenize(&rendered, true, true);
+        let common = history.iter().zip(&tokens).take_while(|(x, y)| x == y).count();
+        if !s.session().truncate(common) {
+            history.clear();
+        }
+        let keep = s.session().n_past();
+        let mut answer = String::new();
+        let mut out = std::io::stdout().lock();
+        let (generated, stats, sel) = s.generate(&tokens[keep..], &opts, |piece| {
+            answer.push_str(piece);
+            out.write_all(piece.as_bytes()).and_then(|_| out.flush()).is_ok()
+        })?;
+        writeln!(out)?;
+        drop(out);
+        let n_past = s.session().n_past();
+        history = tokens.iter().chain(&generated).copied().take(n_past).collect();
+        messages.push(("assistant".into(), answer.trim().to_string()));
+        let phi = a.compute.compute.unwrap_or(1.0);
+        eprintln!(
+            "[prefill {:.1} tok/s | decode {:.1} tok/s | compute {} | weights {} | RSS {}{}]",
+            stats.prefill_tps(),
+            stats.decode_tps(),
+            if a.compute.compute.is_some() { format!("{phi} ({} of {} neurons)", sel.computed_neurons, sel.loaded_neurons) } else { "dense".into() },
+            format_bytes(info.total_bytes),
+            format_bytes(MemorySnapshot::now().rss_bytes),
+            if sel.select_ms > 0.0 { format!(" | selection {:.0} ms", sel.select_ms) } else { String::new() }
+        );
+        last = Some((stats, sel.select_ms));
+    }
+}
+
+fn describe(a: &ChatArgs, info: &ModelInfo) -> String {
+    format!(
+        "{} layers, weights {}, compute {}",
+        info.n_layer,
+        format_bytes(info.total_bytes),
+        a.compute.compute.map_or("dense".to_string(), |p| p.to_string())
+    )
+}
+
+fn print_stats(a: &ChatArgs, info: &ModelInfo, path: &Path, last: Option<&(GenerateStats, f64)>) {
+    let mem = MemorySnapshot::now();
+    eprintln!("model {} ({})", path.display(), describe(a, info));
+    eprintln!("RSS {} (peak {}), n_ctx {}", format_bytes(mem.rss_bytes), format_bytes(mem.peak_rss_bytes), a.ctx);
+    match last {
+        Some((st, sel)) => eprintln!(
+            "last turn: {} prompt tokens at {:.1} tok/s, {} generated at {:.1} tok/s, selection {sel:.0} ms",
+            st.prompt_tokens,
+            st.prefill_tps(),
+            st.generated_tokens,
+            st.decode_tps()
+        ),
+        None => eprintln!("no turn yet"),
+    }
+}
