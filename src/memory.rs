@@ -56,3 +56,11 @@ mod tests {
         assert!(now.rss_bytes > 0 && now.peak_rss_bytes >= now.rss_bytes);
     }
 }
+
+/// Major page faults of this process so far (field 12 of /proc/self/stat): pages
+/// that had to be read from disk, e.g. an mmap'd model under memory pressure.
+pub fn major_faults() -> u64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // The command name (field 2) may contain spaces; fields after its ')' are plain.
+    stat.rsplit_once(')').and_then(|(_, rest)| rest.split_whitespace().nth(9)).and_then(|f| f.parse().ok()).unwrap_or(0)
+}

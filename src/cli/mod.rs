@@ -4,6 +4,7 @@
 mod bench;
 mod chat;
 mod convert;
+mod eval;
 pub mod generate;
 mod inspect;
 mod profile;
@@ -41,6 +42,8 @@ pub enum Command {
     /// Prefill and decode speed per computed share phi, with the ideal speedup
     /// from bytes read per token.
     Bench(bench::BenchArgs),
+    /// Score a model file with one method on a task's evaluation split; appends a CSV row.
+    Eval(eval::EvalArgs),
     /// Streaming chat with selective loading and computation (reads turns from
     /// stdin when it is not a terminal).
     Chat(chat::ChatArgs),
@@ -61,5 +64,6 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         Command::Bench(a) => bench::run(a),
         Command::Synth(a) => synth::run(a),
         Command::Chat(a) => chat::run(a),
+        Command::Eval(a) => eval::run(a),
     }
 }

@@ -151,7 +151,9 @@ pub struct SelectiveSession<'m> {
     session: Session<'m>,
     plan: ComputePlan,
     state: Arc<Mutex<SelectorState>>,
-    file: memmap2::Mmap,
+    /// The GGUF file mapped for weights llama.cpp does not hold in file layout in
+    /// host memory (repacked CPU weights, GPU weights); mapped on first need.
+    file: Option<memmap2::Mmap>,
     gguf: GgufFile,
     /// Computed positions per layer for the current prompt (None: dense).
     current: Vec<Option<Vec<u32>>>,
@@ -172,12 +174,8 @@ impl<'m> SelectiveSession<'m> {
         let state = Arc::new(Mutex::new(SelectorState { enabled: false, votes: Votes::new(&widths), k_token }));
         opts.observer = Some(Box::new(VoteObserver::new(node, state.clone())));
         let session = Session::new(model, opts)?;
-        let f = std::fs::File::open(model.path()).with_context(|| format!("opening {}", model.path().display()))?;
-        // SAFETY: the model file is not modified while mapped (selectinfer writes new
-        // files through temporary names and renames).
-        let file = unsafe { memmap2::Mmap::map(&f) }.with_context(|| format!("mapping {}", model.path().display()))?;
         let n = plan.layers.len();
-        Ok(SelectiveSession { session, plan, state, file, gguf: model.gguf().clone(), current: vec![None; n] })
+        Ok(SelectiveSession { session, plan, state, file: None, gguf: model.gguf().clone(), current: vec![None; n] })
     }
 
     /// The underlying session.
@@ -239,16 +237,17 @@ impl<'m> SelectiveSession<'m> {
         }
         let votes = self.state.lock().unwrap().votes.clone();
         let mut compact = Vec::new();
-        for (l, lp) in self.plan.layers.iter().enumerate() {
+        let plan = self.plan.clone();
+        for (l, lp) in plan.layers.iter().enumerate() {
             let Some(lp) = lp else { continue };
-            let computed = self.plan.computed(lp);
+            let computed = plan.computed(lp);
             let set = match &votes.layers[l] {
                 Some(v) => compute_set(v, &lp.static_positions, computed - lp.static_positions.len()),
                 None => continue,
             };
             stats.computed_neurons += set.len();
             stats.loaded_neurons += lp.n_loaded;
-            let layer = gather_layer(&self.gguf, &self.file, l, &set)?;
+            let layer = self.gather(l, &set)?;
             stats.compact_bytes += layer.gate.1.len() + layer.up.1.len() + layer.down.1.len();
             compact.push(layer);
             self.current[l] = Some(set);
@@ -256,6 +255,26 @@ impl<'m> SelectiveSession<'m> {
         self.session.set_compact_ffn(&compact)?;
         stats.select_ms = t0.elapsed().as_secs_f64() * 1e3;
         Ok(stats)
+    }
+}
+
+impl SelectiveSession<'_> {
+    /// Gathers layer `l`'s chosen neurons from llama.cpp's own copy of the weights
+    /// when it is in file layout in host memory (no second mapping of the file, so
+    /// resident memory is not counted twice), else from the mapped file.
+    fn gather(&mut self, l: usize, set: &[u32]) -> anyhow::Result<CompactLayer> {
+        let model = self.session.model();
+        let names = ["ffn_gate", "ffn_up", "ffn_down"].map(|w| format!("blk.{l}.{w}.weight"));
+        if let [Some(gate), Some(up), Some(down)] = names.each_ref().map(|n| model.host_tensor_bytes(n)) {
+            return gather_from(&self.gguf, l, set, [gate, up, down]);
+        }
+        if self.file.is_none() {
+            let f = std::fs::File::open(model.path()).with_context(|| format!("opening {}", model.path().display()))?;
+            // SAFETY: the model file is not modified while mapped (selectinfer writes
+            // new files through temporary names and renames).
+            self.file = Some(unsafe { memmap2::Mmap::map(&f) }.with_context(|| format!("mapping {}", model.path().display()))?);
+        }
+        gather_layer(&self.gguf, self.file.as_deref().expect("mapped"), l, set)
     }
 }
 
@@ -272,15 +291,21 @@ fn bytes<'a>(g: &GgufFile, file: &'a [u8], t: &TensorInfo) -> &'a [u8] {
 /// byte copy, any type) and columns of down (exact for F32/F16/BF16; quantized
 /// down columns are dequantized and stored as F16).
 pub fn gather_layer(g: &GgufFile, file: &[u8], l: usize, set: &[u32]) -> anyhow::Result<CompactLayer> {
+    let ts = [tensor(g, l, "ffn_gate")?, tensor(g, l, "ffn_up")?, tensor(g, l, "ffn_down")?];
+    gather_from(g, l, set, ts.map(|t| bytes(g, file, t)))
+}
+
+/// [`gather_layer`] from the three tensors' bytes (gate, up, down) in GGUF layout.
+fn gather_from(g: &GgufFile, l: usize, set: &[u32], [gate_b, up_b, down_b]: [&[u8]; 3]) -> anyhow::Result<CompactLayer> {
     let (gate, up, down) = (tensor(g, l, "ffn_gate")?, tensor(g, l, "ffn_up")?, tensor(g, l, "ffn_down")?);
-    let rows = |t: &TensorInfo| gather_rows(bytes(g, file, t), t, set).map(|b| (t.ty, b));
+    let rows = |t: &TensorInfo, b: &[u8]| gather_rows(b, t, set).map(|v| (t.ty, v));
     Ok(CompactLayer {
         layer: l,
         k: set.len(),
         n_embd: gate.dims[0] as usize,
-        gate: rows(gate)?,
-        up: rows(up)?,
-        down: gather_columns(bytes(g, file, down), down, set)?,
+        gate: rows(gate, gate_b)?,
+        up: rows(up, up_b)?,
+        down: gather_columns(down_b, down, set)?,
     })
 }
 

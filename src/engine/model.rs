@@ -63,6 +63,29 @@ impl Model {
         &self.gguf
     }
 
+    /// The bytes llama.cpp holds for weight `name`, when they sit in host memory in
+    /// the file's own layout (a memory-mapped or read-in CPU buffer). `None` for
+    /// repacked CPU weights and device (GPU) buffers, whose bytes are not the GGUF
+    /// layout or not addressable here.
+    pub fn host_tensor_bytes(&self, name: &str) -> Option<&[u8]> {
+        let info = self.gguf.tensor(name)?;
+        let len = info.n_bytes()? as usize;
+        let cname = std::ffi::CString::new(name).ok()?;
+        // SAFETY: the model outlives the returned slice (borrowed from &self); the
+        // tensor's data stays put for the model's lifetime and is only read here.
+        unsafe {
+            let t = llama_cpp_sys_2::llama_model_get_tensor_by_name(self.inner.as_raw_ptr(), cname.as_ptr());
+            let t = t.as_ref()?;
+            if t.buffer.is_null() || t.data.is_null() || !llama_cpp_sys_2::ggml_backend_buffer_is_host(t.buffer) {
+                return None;
+            }
+            if t.type_ as u32 != info.ty.0 || llama_cpp_sys_2::ggml_nbytes(t) != len {
+                return None;
+            }
+            Some(std::slice::from_raw_parts(t.data as *const u8, len))
+        }
+    }
+
     /// Vocabulary size.
     pub fn n_vocab(&self) -> usize {
         self.inner.n_vocab() as usize

@@ -5,4 +5,5 @@
 //! against [`crate::tasks::Example::references`] with the metric the task's papers
 //! report ([`metrics`]).
 
+pub mod harness;
 pub mod metrics;

@@ -1,0 +1,90 @@
+//! `selectinfer eval`: score one model file with one method on one task, appending
+//! a CSV row.
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+
+use super::generate::ComputeArgs;
+use crate::eval::harness::{append_row, run_eval, EvalRequest, Method};
+use crate::output::Table;
+use crate::tasks::Task;
+
+/// Arguments of `eval`.
+#[derive(Debug, clap::Args)]
+pub struct EvalArgs {
+    /// GGUF model file (original, quantized or sliced, as the method requires).
+    #[arg(short, long)]
+    pub model: PathBuf,
+    /// Task.
+    #[arg(long, value_enum)]
+    pub task: Task,
+    /// What the row measures; checked against the file and --compute options.
+    #[arg(long, value_enum)]
+    pub method: Method,
+    /// JSON Lines dataset with the task's fields (default: the bundled file). Its
+    /// evaluation split is scored.
+    #[arg(long)]
+    pub data: Option<PathBuf>,
+    /// Most evaluation examples.
+    #[arg(long)]
+    pub limit: Option<usize>,
+    /// Solved examples (from the profiling split) before each prompt.
+    #[arg(long, default_value_t = 0)]
+    pub shots: usize,
+    /// Wrap each prompt in the model's chat template.
+    #[arg(long)]
+    pub chat: bool,
+    /// CPU threads (default: all cores).
+    #[arg(short, long)]
+    pub threads: Option<i32>,
+    /// CSV file to append the row to (created with a header if new).
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Also write each example's output as JSON Lines here.
+    #[arg(long)]
+    pub outputs: Option<PathBuf>,
+    #[command(flatten)]
+    pub compute: ComputeArgs,
+}
+
+pub fn run(a: EvalArgs) -> anyhow::Result<()> {
+    let req = EvalRequest {
+        model: a.model.clone(),
+        task: a.task,
+        data: a.data.clone().unwrap_or_else(|| PathBuf::from(a.task.bundled_data())),
+        limit: a.limit,
+        shots: a.shots,
+        method: a.method,
+        compute: a.compute.compute.map(|phi| a.compute.options(phi)),
+        threads: a.threads.unwrap_or_else(crate::engine::default_threads),
+        chat: a.chat,
+    };
+    let outcome = run_eval(&req)?;
+    append_row(&a.out, &outcome.row)?;
+    if let Some(path) = &a.outputs {
+        let lines: Vec<String> = outcome
+            .outputs
+            .iter()
+            .map(|(id, out)| serde_json::json!({ "id": id, "output": out }).to_string())
+            .collect();
+        crate::fsutil::write_atomic(path, (lines.join("\n") + "\n").as_bytes()).with_context(|| format!("writing {}", path.display()))?;
+    }
+    let r = &outcome.row;
+    let scores: Vec<String> = [("EM", r.em), ("F1", r.f1), ("BLEU", r.bleu), ("chrF", r.chrf), ("ROUGE-1", r.rouge1), ("ROUGE-2", r.rouge2), ("ROUGE-L", r.rouge_l)]
+        .iter()
+        .filter_map(|(n, v)| v.map(|v| format!("{n} {v:.2}")))
+        .collect();
+    let mut t = Table::new(["method", "task", "examples", "scores", "decode tok/s", "peak RSS"]);
+    t.row([
+        r.method.clone(),
+        r.task.clone(),
+        r.examples.to_string(),
+        scores.join(", "),
+        format!("{:.1}", r.decode_tps),
+        crate::output::format_bytes(r.peak_rss_bytes),
+    ]);
+    print!("{}", t.to_markdown());
+    eprintln!("eval: appended a row to {}", a.out.display());
+    Ok(())
+}

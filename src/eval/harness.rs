@@ -1,0 +1,379 @@
+//! The evaluation harness: one task, one model file, one method -> one CSV row.
+//!
+//! Every method runs through the same code: the same examples (the evaluation split),
+//! the same prompts ([`crate::tasks`] templates, with optional k-shot examples from
+//! the profiling split), greedy decoding with per-task limits and stop strings. Only
+//! the model file and the compute options differ, and [`Method::check`] refuses
+//! combinations that would mislabel a row.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::{bail, ensure, Context};
+use serde::Serialize;
+
+use super::metrics::{corpus_bleu, corpus_chrf, rouge_max, rouge_mean, squad_corpus};
+use crate::compute::{ComputeOptions, ComputePlan, SelectiveSession};
+use crate::engine::{GenerateOptions, LoadOptions, Model, SessionOptions};
+use crate::memory::MemorySnapshot;
+use crate::model::ModelInfo;
+use crate::select::SliceMeta;
+use crate::tasks::{read_examples, Example, Split, Task, TEMPLATE_VERSION};
+
+/// What a row measures, in the paper's comparison.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Method {
+    /// The original (F16) model, dense.
+    Reference,
+    /// A profile-guided slice, every loaded neuron computed.
+    DenseLoaded,
+    /// A profile-guided slice with static + dynamic computation (`--compute`).
+    Selectinfer,
+    /// The full model, dynamic-only computation (`--compute`, no static set).
+    Coreinfer,
+    /// A slice with dynamic-only computation (`--compute --no-static`).
+    CoreinferLoading,
+    /// A random slice (the paper's ablation), dense or with `--compute`.
+    RandomLoading,
+    /// llama.cpp's Q4_0 quantization of the original, dense.
+    #[value(name = "q4_0")]
+    #[serde(rename = "q4_0")]
+    Q4_0,
+    /// llama.cpp's Q4_K_M quantization, dense.
+    #[value(name = "q4_k_m")]
+    #[serde(rename = "q4_k_m")]
+    Q4KM,
+    /// llama.cpp's Q8_0 quantization, dense.
+    #[value(name = "q8_0")]
+    #[serde(rename = "q8_0")]
+    Q8_0,
+}
+
+impl Method {
+    /// The name used on the command line and in CSV files.
+    pub fn name(self) -> &'static str {
+        match self {
+            Method::Reference => "reference",
+            Method::DenseLoaded => "dense-loaded",
+            Method::Selectinfer => "selectinfer",
+            Method::Coreinfer => "coreinfer",
+            Method::CoreinferLoading => "coreinfer-loading",
+            Method::RandomLoading => "random-loading",
+            Method::Q4_0 => "q4_0",
+            Method::Q4KM => "q4_k_m",
+            Method::Q8_0 => "q8_0",
+        }
+    }
+
+    /// Errors unless the file and compute options are what this method means.
+    pub fn check(self, g: &GgufFile, compute: Option<&ComputeOptions>) -> anyhow::Result<()> {
+        let meta = SliceMeta::from_gguf(g)?;
+        let info = ModelInfo::from_gguf(g)?;
+        let path = g.path.display();
+        let sliced = |sel: &str| meta.as_ref().is_some_and(|m| m.selection == sel);
+        let weight_type = |want: &str| info.ffn_types.iter().any(|t| t == want);
+        let no_static = compute.is_some_and(|c| c.no_static);
+        let ok = match self {
+            Method::Reference => meta.is_none() && compute.is_none() && info.ffn_types.iter().all(|t| t == "F16" || t == "BF16" || t == "F32"),
+            Method::DenseLoaded => sliced("profile") && compute.is_none(),
+            Method::Selectinfer => sliced("profile") && compute.is_some() && !no_static,
+            Method::Coreinfer => meta.is_none() && compute.is_some(),
+            Method::CoreinferLoading => meta.is_some() && compute.is_some() && no_static,
+            Method::RandomLoading => sliced("random"),
+            Method::Q4_0 => meta.is_none() && compute.is_none() && weight_type("Q4_0"),
+            Method::Q4KM => meta.is_none() && compute.is_none() && weight_type("Q4_K"),
+            Method::Q8_0 => meta.is_none() && compute.is_none() && weight_type("Q8_0"),
+        };
+        if !ok {
+            let what = match self {
+                Method::Reference => "an unsliced F16/BF16/F32 model and no --compute",
+                Method::DenseLoaded => "a profile-guided slice (selectinfer slice --profile) and no --compute",
+                Method::Selectinfer => "a profile-guided slice and --compute (without --no-static)",
+                Method::Coreinfer => "an unsliced model and --compute",
+                Method::CoreinferLoading => "a sliced model, --compute and --no-static",
+                Method::RandomLoading => "a random slice (selectinfer slice --random)",
+                Method::Q4_0 => "an unsliced Q4_0 model (selectinfer convert --to q4_0) and no --compute",
+                Method::Q4KM => "an unsliced Q4_K_M model (selectinfer convert --to q4_k_m) and no --compute",
+                Method::Q8_0 => "an unsliced Q8_0 model (selectinfer convert --to q8_0) and no --compute",
+            };
+            bail!(
+                "method {} needs {what}; {path} is {} (FFN types {}){}",
+                self.name(),
+                meta.as_ref().map_or("not sliced".to_string(), |m| format!("sliced ({}, load {})", m.selection, m.load)),
+                info.ffn_types.join("/"),
+                if compute.is_some() { " and --compute was given" } else { "" }
+            );
+        }
+        Ok(())
+    }
+}
+
+use crate::gguf::GgufFile;
+
+/// Generation limits and stop strings of a task.
+pub fn task_limits(task: Task) -> (usize, &'static [&'static str]) {
+    match task {
+        Task::Qa => (32, &["\n"]),
+        Task::Translate => (128, &["\n"]),
+        Task::Summarize => (96, &["\n"]),
+    }
+}
+
+/// The prompt of `ex` with `shots` solved examples before it.
+pub fn prompt_with_shots(ex: &Example, shots: &[Example]) -> String {
+    let mut p = String::new();
+    for s in shots {
+        p.push_str(&s.prompt());
+        p.push(' ');
+        p.push_str(&s.references[0]);
+        p.push_str("\n\n");
+    }
+    p.push_str(&ex.prompt());
+    p
+}
+
+/// Cuts a generated text at the first stop string and trims it.
+pub fn cut_at_stop(text: &str, stops: &[&str]) -> String {
+    let t = text.trim_start();
+    let end = stops.iter().filter_map(|s| t.find(s)).min().unwrap_or(t.len());
+    t[..end].trim().to_string()
+}
+
+/// An evaluation job.
+#[derive(Debug, Clone)]
+pub struct EvalRequest {
+    /// Model file.
+    pub model: PathBuf,
+    /// Task.
+    pub task: Task,
+    /// Dataset (JSON Lines with the task's fields).
+    pub data: PathBuf,
+    /// Most evaluation examples.
+    pub limit: Option<usize>,
+    /// Solved examples before each prompt (from the profiling split).
+    pub shots: usize,
+    /// Method label (checked against the file and options).
+    pub method: Method,
+    /// Selective computation, if any.
+    pub compute: Option<ComputeOptions>,
+    /// CPU threads.
+    pub threads: i32,
+    /// Wrap prompts in the model's chat template.
+    pub chat: bool,
+}
+
+/// One CSV row.
+#[derive(Debug, Clone, Serialize)]
+pub struct EvalRow {
+    /// UTC time the row was written.
+    pub timestamp: String,
+    /// selectinfer's git commit (or "unknown").
+    pub git_commit: String,
+    /// CPU model and cores.
+    pub machine: String,
+    /// Model file name.
+    pub model: String,
+    /// Method.
+    pub method: String,
+    /// Task.
+    pub task: String,
+    /// Dataset file name.
+    pub data: String,
+    /// Examples scored.
+    pub examples: usize,
+    /// k-shot examples per prompt.
+    pub shots: usize,
+    /// Template version.
+    pub template_version: String,
+    /// gamma of the file (1 when not sliced).
+    pub load: f64,
+    /// delta of the file (0 when not sliced or --no-static).
+    pub static_share: f64,
+    /// phi (empty: dense).
+    pub compute: Option<f64>,
+    /// alpha (empty: dense).
+    pub token_share: Option<f64>,
+    /// SQuAD exact match (0-100).
+    pub em: Option<f64>,
+    /// SQuAD F1 (0-100).
+    pub f1: Option<f64>,
+    /// sacrebleu BLEU.
+    pub bleu: Option<f64>,
+    /// sacrebleu chrF.
+    pub chrf: Option<f64>,
+    /// ROUGE-1 F (0-100).
+    pub rouge1: Option<f64>,
+    /// ROUGE-2 F (0-100).
+    pub rouge2: Option<f64>,
+    /// ROUGE-L F (0-100).
+    pub rouge_l: Option<f64>,
+    /// Median prompt tok/s.
+    pub prefill_tps: f64,
+    /// Median decode tok/s.
+    pub decode_tps: f64,
+    /// Tensor bytes of the file.
+    pub weight_bytes: u64,
+    /// Peak resident bytes of the process.
+    pub peak_rss_bytes: u64,
+    /// Major page faults during the run.
+    pub major_faults: u64,
+    /// Wall seconds of the run.
+    pub wall_s: f64,
+}
+
+/// The outputs of a run, with its row.
+#[derive(Debug, Clone)]
+pub struct EvalOutcome {
+    /// The row.
+    pub row: EvalRow,
+    /// (example id, generated answer) in order.
+    pub outputs: Vec<(String, String)>,
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    if v.is_empty() {
+        0.0
+    } else {
+        v[v.len() / 2]
+    }
+}
+
+/// Runs the evaluation split of a task through a model with one method.
+pub fn run_eval(req: &EvalRequest) -> anyhow::Result<EvalOutcome> {
+    let t0 = Instant::now();
+    let faults0 = crate::memory::major_faults();
+    let g = GgufFile::read(&req.model).with_context(|| format!("cannot evaluate {}", req.model.display()))?;
+    req.method.check(&g, req.compute.as_ref())?;
+    let examples = read_examples(&req.data, req.task)?;
+    let eval: Vec<Example> = Split::Eval.select(&examples).iter().take(req.limit.unwrap_or(usize::MAX)).cloned().collect();
+    ensure!(!eval.is_empty(), "{}: the evaluation split is empty", req.data.display());
+    let shots: Vec<Example> = Split::Profile.select(&examples).iter().take(req.shots).cloned().collect();
+    ensure!(shots.len() == req.shots, "{}: only {} profiling examples for {} shots", req.data.display(), shots.len(), req.shots);
+
+    let model = Model::load(&req.model, &LoadOptions::default())?;
+    let info = ModelInfo::from_gguf(model.gguf())?;
+    let meta = SliceMeta::from_gguf(model.gguf())?;
+    let plan = match &req.compute {
+        Some(c) => ComputePlan::for_model(model.gguf(), c)?,
+        None => ComputePlan::dense(info.n_layer),
+    };
+    let (max_tokens, stops) = task_limits(req.task);
+    let prompts: Vec<Vec<i32>> = eval
+        .iter()
+        .map(|ex| {
+            let p = prompt_with_shots(ex, &shots);
+            if req.chat {
+                model.apply_chat_template(&[("user", &p)]).map(|t| model.tokenize(&t, true, true))
+            } else {
+                Ok(model.tokenize(&p, true, false))
+            }
+        })
+        .collect::<Result<_, _>>()?;
+    let n_ctx = (prompts.iter().map(Vec::len).max().unwrap_or(0) + max_tokens + 8).next_multiple_of(256) as u32;
+    let mut s = SelectiveSession::new(&model, plan, SessionOptions { n_ctx, n_batch: 512, threads: req.threads, observer: None })?;
+    let opts = GenerateOptions { max_tokens, ..Default::default() };
+    let bar = crate::profile::progress_bar(true, eval.len() as u64, &format!("eval {} {}", req.method.name(), req.task));
+    let (mut pre, mut dec, mut outputs) = (Vec::new(), Vec::new(), Vec::new());
+    for (ex, prompt) in eval.iter().zip(&prompts) {
+        s.clear();
+        let mut text = String::new();
+        let (_, stats, _) = s.generate(prompt, &opts, |piece| {
+            text.push_str(piece);
+            // Stop as soon as a stop string appears after some content.
+            !stops.iter().any(|st| text.trim_start().contains(st))
+        })?;
+        pre.push(stats.prefill_tps());
+        if stats.generated_tokens > 1 {
+            dec.push(stats.decode_tps());
+        }
+        outputs.push((ex.id.clone(), cut_at_stop(&text, stops)));
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+
+    let preds: Vec<&str> = outputs.iter().map(|(_, o)| o.as_str()).collect();
+    let refs: Vec<&Vec<String>> = eval.iter().map(|e| &e.references).collect();
+    let mut row = EvalRow {
+        timestamp: crate::output::utc_timestamp(),
+        git_commit: crate::output::git_commit(),
+        machine: crate::output::machine_description(),
+        model: req.model.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
+        method: req.method.name().into(),
+        task: req.task.name().into(),
+        data: req.data.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
+        examples: eval.len(),
+        shots: req.shots,
+        template_version: TEMPLATE_VERSION.into(),
+        load: meta.as_ref().map_or(1.0, |m| m.load),
+        static_share: if req.compute.as_ref().is_some_and(|c| c.no_static) { 0.0 } else { meta.as_ref().map_or(0.0, |m| m.static_share) },
+        compute: req.compute.as_ref().map(|c| c.compute),
+        token_share: req.compute.as_ref().map(|c| c.token_share),
+        em: None,
+        f1: None,
+        bleu: None,
+        chrf: None,
+        rouge1: None,
+        rouge2: None,
+        rouge_l: None,
+        prefill_tps: median(pre),
+        decode_tps: median(dec),
+        weight_bytes: info.total_bytes,
+        peak_rss_bytes: 0,
+        major_faults: 0,
+        wall_s: 0.0,
+    };
+    match req.task {
+        Task::Qa => {
+            let sq = squad_corpus(&preds, &refs)?;
+            row.em = Some(sq.exact_match);
+            row.f1 = Some(sq.f1);
+        }
+        Task::Translate => {
+            row.bleu = Some(corpus_bleu(&preds, &refs)?.score);
+            row.chrf = Some(corpus_chrf(&preds, &refs)?);
+        }
+        Task::Summarize => {
+            let per: Vec<_> = preds.iter().zip(&refs).map(|(p, r)| rouge_max(p, &r[..])).collect::<Result<_, _>>()?;
+            let m = rouge_mean(&per)?;
+            row.rouge1 = Some(100.0 * m.rouge1.fmeasure);
+            row.rouge2 = Some(100.0 * m.rouge2.fmeasure);
+            row.rouge_l = Some(100.0 * m.rouge_l.fmeasure);
+        }
+    }
+    row.peak_rss_bytes = MemorySnapshot::now().peak_rss_bytes;
+    row.major_faults = crate::memory::major_faults().saturating_sub(faults0);
+    row.wall_s = t0.elapsed().as_secs_f64();
+    Ok(EvalOutcome { row, outputs })
+}
+
+/// Appends `row` to the CSV file at `path` (writing the header if the file is new)
+/// through a temporary copy, so that a crash never leaves a half-written row.
+pub fn append_row(path: &Path, row: &EvalRow) -> anyhow::Result<()> {
+    let existing = match std::fs::read(path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+        Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
+    };
+    let mut w = csv::WriterBuilder::new().has_headers(existing.is_empty()).from_writer(Vec::new());
+    w.serialize(row)?;
+    let mut bytes = existing;
+    bytes.extend(w.into_inner().map_err(|e| anyhow::anyhow!("csv: {e}"))?);
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent)?;
+    }
+    crate::fsutil::write_atomic(path, &bytes).with_context(|| format!("writing {}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stop_strings_cut_and_trim() {
+        assert_eq!(cut_at_stop("  Paris.\nQuestion: x", &["\n"]), "Paris.");
+        assert_eq!(cut_at_stop("no stop", &["\n"]), "no stop");
+        assert_eq!(cut_at_stop("\n\nleading newlines\nrest", &["\n"]), "leading newlines");
+    }
+}

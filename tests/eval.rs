@@ -1,0 +1,65 @@
+//! The evaluation harness: rows, CSV appends, and method/file mismatches.
+
+mod common;
+
+use selectinfer::synth::SynthArch;
+
+fn write_qa(dir: &std::path::Path) -> std::path::PathBuf {
+    let p = dir.join("tiny_qa.jsonl");
+    let lines: Vec<String> = (0..8)
+        .map(|i| serde_json::json!({"id": format!("q{i}"), "context": "the word of a man", "question": "what is it", "answers": ["the word"]}).to_string())
+        .collect();
+    std::fs::write(&p, lines.join("\n")).unwrap();
+    p
+}
+
+#[test]
+fn eval_appends_one_row_per_run_under_one_header() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = write_qa(dir.path());
+    let csv = dir.path().join("results.csv");
+    let model = common::tiny_model(SynthArch::Llama);
+    let args = |extra: &[&str]| -> Vec<String> {
+        let mut v: Vec<String> = ["eval", "-m", model.to_str().unwrap(), "--task", "qa", "--data", data.to_str().unwrap(), "--out", csv.to_str().unwrap(), "-t", "2"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        v.extend(extra.iter().map(|s| s.to_string()));
+        v
+    };
+    for extra in [&["--method", "reference"][..], &["--method", "coreinfer", "--compute", "0.4", "--shots", "1"][..]] {
+        let a = args(extra);
+        let out = common::selectinfer(&a.iter().map(String::as_str).collect::<Vec<_>>());
+        assert!(out.status.success(), "{:?}", common::text(&out));
+    }
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let mut r = csv::Reader::from_reader(text.as_bytes());
+    let header = r.headers().unwrap().clone();
+    for col in ["method", "task", "examples", "em", "f1", "prefill_tps", "decode_tps", "weight_bytes", "peak_rss_bytes", "major_faults", "wall_s", "git_commit", "machine"] {
+        assert!(header.iter().any(|h| h == col), "column {col} in {header:?}");
+    }
+    let rows: Vec<csv::StringRecord> = r.records().map(Result::unwrap).collect();
+    assert_eq!(rows.len(), 2, "{text}");
+    let get = |row: &csv::StringRecord, col: &str| row[header.iter().position(|h| h == col).unwrap()].to_string();
+    assert_eq!(get(&rows[0], "method"), "reference");
+    assert_eq!(get(&rows[1], "method"), "coreinfer");
+    assert_eq!(get(&rows[1], "compute"), "0.4");
+    assert_eq!(get(&rows[0], "examples"), "4", "the evaluation split of 8 examples is the last 4");
+    let em: f64 = get(&rows[0], "em").parse().unwrap();
+    assert!((0.0..=100.0).contains(&em));
+}
+
+#[test]
+fn method_and_file_mismatches_are_clear_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = write_qa(dir.path());
+    let csv = dir.path().join("r.csv");
+    let m = common::tiny_model(SynthArch::Llama);
+    let base = ["eval", "-m", m.to_str().unwrap(), "--task", "qa", "--data", data.to_str().unwrap(), "--out", csv.to_str().unwrap()];
+    let with = |extra: &[&'static str]| [&base[..], extra].concat();
+    common::assert_clean_failure(&with(&["--method", "selectinfer", "--compute", "0.4"]), "method selectinfer needs a profile-guided slice");
+    common::assert_clean_failure(&with(&["--method", "q4_0"]), "method q4_0 needs an unsliced Q4_0 model");
+    common::assert_clean_failure(&with(&["--method", "coreinfer"]), "method coreinfer needs an unsliced model and --compute");
+    common::assert_clean_failure(&with(&["--method", "reference", "--shots", "9"]), "profiling examples for 9 shots");
+    assert!(!csv.exists(), "no row for a failed run");
+}
