@@ -249,3 +249,39 @@ fn selective_decode_runs_on_repacked_q4_0_weights() {
     assert!(!stdout.trim().is_empty());
     assert!(stderr.contains("compute 0.4: 14122 of 35328 loaded neurons"), "{stderr}");
 }
+
+#[test]
+fn perplexity_matches_an_incremental_cross_check_within_one_percent() {
+    use selectinfer::eval::perplexity::perplexity;
+
+    // Independent path on the same chunks: decode each chunk token by token through
+    // the KV cache (llama.cpp's single-token decode kernels instead of one batched
+    // pass) and compute the NLL from probabilities summed directly.
+    let path = smollm2_f16();
+    let model = Model::load(&path, &LoadOptions::default()).unwrap();
+    let text = std::fs::read_to_string(common::repo_root().join("data/wikitext2_raw_test.txt")).unwrap();
+    let n_ctx = 128;
+    let batched = perplexity(&model, &text, n_ctx, Some(2), 2).unwrap();
+    let tokens = model.tokenize(&text, true, false);
+    let bos = tokens[0];
+    let mut s = Session::new(&model, SessionOptions { n_ctx: n_ctx as u32, n_batch: 1, threads: 2, observer: None }).unwrap();
+    let (mut nll, mut count) = (0f64, 0usize);
+    for c in 0..2 {
+        s.clear();
+        for j in 0..n_ctx - 1 {
+            let t = if j == 0 { bos } else { tokens[c * n_ctx + j] };
+            s.decode(&[t], false).unwrap();
+            if j >= n_ctx / 2 {
+                let logits = s.logits(-1);
+                let z: f64 = logits.iter().map(|&x| (x as f64).exp()).sum();
+                let p = (logits[tokens[c * n_ctx + j + 1] as usize] as f64).exp() / z;
+                nll -= p.ln();
+                count += 1;
+            }
+        }
+    }
+    let cross = (nll / count as f64).exp();
+    eprintln!("perplexity: batched {} vs incremental {cross} over {count} tokens", batched.ppl);
+    assert_eq!(count, batched.tokens);
+    assert!((batched.ppl / cross - 1.0).abs() < 0.01, "{} vs {cross}", batched.ppl);
+}

@@ -7,6 +7,7 @@ mod convert;
 mod eval;
 pub mod generate;
 mod inspect;
+mod perplexity;
 mod profile;
 mod slice;
 mod synth;
@@ -44,6 +45,8 @@ pub enum Command {
     Bench(bench::BenchArgs),
     /// Score a model file with one method on a task's evaluation split; appends a CSV row.
     Eval(eval::EvalArgs),
+    /// Perplexity of a text (default: wikitext-2 test), chunked as llama-perplexity does.
+    Perplexity(perplexity::PerplexityArgs),
     /// Streaming chat with selective loading and computation (reads turns from
     /// stdin when it is not a terminal).
     Chat(chat::ChatArgs),
@@ -65,5 +68,6 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         Command::Synth(a) => synth::run(a),
         Command::Chat(a) => chat::run(a),
         Command::Eval(a) => eval::run(a),
+        Command::Perplexity(a) => perplexity::run(a),
     }
 }

@@ -7,3 +7,4 @@
 
 pub mod harness;
 pub mod metrics;
+pub mod perplexity;
