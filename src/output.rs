@@ -38,6 +38,17 @@ impl Table {
     }
 }
 
+/// The median (mean of the middle two for an even count; 0 for none).
+pub fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    match n {
+        0 => 0.0,
+        _ if n % 2 == 1 => v[n / 2],
+        _ => (v[n / 2 - 1] + v[n / 2]) / 2.0,
+    }
+}
+
 /// Bytes in binary units with two decimals: `1.50 MiB`.
 pub fn format_bytes(b: u64) -> String {
     const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
@@ -63,6 +74,13 @@ mod tests {
         let mut t = Table::new(["a", "bb"]);
         t.row(["long cell", "x"]);
         assert_eq!(t.to_markdown(), "| a         | bb  |\n|-----------|-----|\n| long cell | x   |\n");
+    }
+
+    #[test]
+    fn median_of_odd_even_and_empty() {
+        assert_eq!(median(vec![3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(vec![4.0, 1.0, 2.0, 3.0]), 2.5);
+        assert_eq!(median(vec![]), 0.0);
     }
 
     #[test]

@@ -120,3 +120,27 @@ fn pseudo_terminal_session_streams_and_exits_on_ctrl_d() {
     let _ = tmux(&["kill-session", "-t", &session]);
     assert_eq!(std::fs::read_to_string(&status).expect("chat exited").trim(), "0", "Ctrl-D exits with status 0");
 }
+
+#[test]
+fn task_switch_reslices_from_the_profile() {
+    let dir = tempfile::tempdir().unwrap();
+    let f16 = dir.path().join("SmolLM2-135M-Instruct.F16.gguf");
+    selectinfer::engine::quantize(&common::installed_model("SmolLM2-135M-Instruct.Q4_1.gguf"), &f16, selectinfer::engine::TargetType::F16, 2)
+        .unwrap();
+    let cache = dir.path().join("slices");
+    let profile = common::repo_root().join("profiles/SmolLM2-135M-Instruct.F16");
+    let args = [
+        "-m", f16.to_str().unwrap(), "--profile", profile.to_str().unwrap(), "--task", "qa", "--load", "0.7", "--cache-dir",
+        cache.to_str().unwrap(), "-n", "8", "-t", "2",
+    ];
+    let (ok, out, err) = chat(&args, "Hello\n/task translate\nGuten Morgen\n");
+    assert!(ok, "{err}");
+    assert!(err.contains("base task now translate"), "{err}");
+    assert_eq!(err.matches("chat: slicing").count(), 2, "one slice per base task: {err}");
+    assert_eq!(std::fs::read_dir(&cache).unwrap().count(), 2);
+    assert_eq!(err.matches("[prefill").count(), 2, "{err}");
+    assert!(!out.trim().is_empty());
+    // A second run reuses the cached slices.
+    let (ok, _, err) = chat(&args, "Hello\n");
+    assert!(ok && err.contains("chat: reusing"), "{err}");
+}

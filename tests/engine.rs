@@ -144,3 +144,24 @@ fn eval_callback_sees_the_ffn_activation_of_every_layer() {
         assert_eq!(seen, vec![(format!("{node}-0"), [192, prompt.len(), 1, 1]), (format!("{node}-1"), [192, 1, 1, 1])], "{arch:?}");
     }
 }
+
+#[test]
+fn synthetic_qwen2_loads_and_generates() {
+    // The architecture of `synth --shape qwen2.5-3b`, at tiny size.
+    let model = load(&common::tiny_model(SynthArch::Qwen2));
+    let info = ModelInfo::read(model.path()).unwrap();
+    assert_eq!((info.architecture.as_str(), info.ffn_activation), ("qwen2", Some(FfnActivation::Swiglu)));
+    let prompt = model.tokenize("the word of", true, false);
+    let (tokens, _) = session(&model).generate(&prompt, &GenerateOptions { max_tokens: 4, ignore_eog: true, ..Default::default() }, |_| true).unwrap();
+    assert_eq!(tokens.len(), 4);
+}
+
+#[test]
+fn real_model_shapes_have_their_published_dimensions() {
+    use selectinfer::synth::Shape;
+    let s = Shape::Llama32_3b.spec(GgmlType::F16, 1);
+    assert_eq!((s.n_layer, s.n_embd, s.n_ff[0], s.n_head, s.n_head_kv, s.head_dim), (28, 3072, 8192, 24, 8, 128));
+    let q = Shape::Qwen25_3b.spec(GgmlType::F16, 1);
+    assert_eq!((q.n_layer, q.n_embd, q.n_ff[0], q.n_head, q.n_head_kv), (36, 2048, 11008, 16, 2));
+    assert_eq!(q.n_words + 3 + 256, 151_936, "vocabulary size");
+}

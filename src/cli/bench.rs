@@ -10,7 +10,7 @@ use crate::compute::{ComputePlan, SelectionStats, SelectiveSession};
 use crate::engine::{GenerateOptions, LoadOptions, Model, SessionOptions};
 use crate::gguf::GgufFile;
 use crate::model::{is_ffn_tensor, split_block_name};
-use crate::output::Table;
+use crate::output::{median, Table};
 
 /// Arguments of `bench`.
 #[derive(Debug, clap::Args)]
@@ -61,18 +61,6 @@ struct BenchRecord {
     threads: i32,
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n == 0 {
-        0.0
-    } else if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
-}
-
 /// Weight bytes one decode step reads: every tensor but the token embedding (one
 /// row per token) unless it doubles as the output head, with each sparsified
 /// layer's FFN scaled by computed / loaded neurons.
@@ -103,7 +91,9 @@ pub fn run(a: BenchArgs) -> anyhow::Result<()> {
     let text = std::fs::read_to_string("data/wikitext2_raw_test.txt")
         .or_else(|_| std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/data/wikitext2_raw_test.txt")))
         .context("reading data/wikitext2_raw_test.txt for the benchmark prompt")?;
-    let mut prompt = model.tokenize(&text[..text.len().min(40 * a.prompt_tokens)], true, false);
+    // About 40 bytes per token is plenty; cut on a character boundary.
+    let cut = (0..=text.len().min(40 * a.prompt_tokens)).rev().find(|&i| text.is_char_boundary(i)).unwrap_or(0);
+    let mut prompt = model.tokenize(&text[..cut], true, false);
     prompt.truncate(a.prompt_tokens.max(1));
     let opts = GenerateOptions { max_tokens: a.gen, ignore_eog: true, ..Default::default() };
 

@@ -22,8 +22,8 @@ use std::time::Instant;
 
 use anyhow::{bail, ensure, Context};
 
-use crate::engine::{CompactLayer, GenerateOptions, GenerateStats, Model, Session, SessionOptions, Token};
-use crate::gguf::{GgufFile, TensorInfo};
+use crate::engine::{CompactLayer, CompactShape, GenerateOptions, GenerateStats, Model, Session, SessionOptions, Token};
+use crate::gguf::{GgmlType, GgufFile, TensorInfo};
 use crate::model::ModelInfo;
 use crate::select::SliceMeta;
 use crate::select::rewrite::{gather_columns, gather_rows};
@@ -236,46 +236,59 @@ impl<'m> SelectiveSession<'m> {
             return Ok(stats);
         }
         let votes = self.state.lock().unwrap().votes.clone();
-        let mut compact = Vec::new();
-        let plan = self.plan.clone();
-        for (l, lp) in plan.layers.iter().enumerate() {
-            let Some(lp) = lp else { continue };
-            let computed = plan.computed(lp);
-            let set = match &votes.layers[l] {
-                Some(v) => compute_set(v, &lp.static_positions, computed - lp.static_positions.len()),
-                None => continue,
-            };
+        let mut shapes = Vec::new();
+        let mut sets: Vec<Vec<u32>> = vec![Vec::new(); self.plan.layers.len()];
+        for (l, lp) in self.plan.layers.iter().enumerate() {
+            let (Some(lp), Some(v)) = (lp, &votes.layers[l]) else { continue };
+            let set = compute_set(v, &lp.static_positions, self.plan.computed(lp) - lp.static_positions.len());
             stats.computed_neurons += set.len();
             stats.loaded_neurons += lp.n_loaded;
-            let layer = self.gather(l, &set)?;
-            stats.compact_bytes += layer.gate.1.len() + layer.up.1.len() + layer.down.1.len();
-            compact.push(layer);
-            self.current[l] = Some(set);
+            shapes.push(compact_shape(&self.gguf, l, set.len())?);
+            sets[l] = set;
         }
-        self.session.set_compact_ffn(&compact)?;
-        stats.select_ms = t0.elapsed().as_secs_f64() * 1e3;
-        Ok(stats)
-    }
-}
-
-impl SelectiveSession<'_> {
-    /// Gathers layer `l`'s chosen neurons from llama.cpp's own copy of the weights
-    /// when it is in file layout in host memory (no second mapping of the file, so
-    /// resident memory is not counted twice), else from the mapped file.
-    fn gather(&mut self, l: usize, set: &[u32]) -> anyhow::Result<CompactLayer> {
         let model = self.session.model();
-        let names = ["ffn_gate", "ffn_up", "ffn_down"].map(|w| format!("blk.{l}.{w}.weight"));
-        if let [Some(gate), Some(up), Some(down)] = names.each_ref().map(|n| model.host_tensor_bytes(n)) {
-            return gather_from(&self.gguf, l, set, [gate, up, down]);
-        }
-        if self.file.is_none() {
+        let in_host = |l: usize| ["ffn_gate", "ffn_up", "ffn_down"].iter().all(|w| model.host_tensor_bytes(&format!("blk.{l}.{w}.weight")).is_some());
+        if self.file.is_none() && !shapes.iter().all(|sh| in_host(sh.layer)) {
             let f = std::fs::File::open(model.path()).with_context(|| format!("opening {}", model.path().display()))?;
             // SAFETY: the model file is not modified while mapped (selectinfer writes
             // new files through temporary names and renames).
             self.file = Some(unsafe { memmap2::Mmap::map(&f) }.with_context(|| format!("mapping {}", model.path().display()))?);
         }
-        gather_layer(&self.gguf, self.file.as_deref().expect("mapped"), l, set)
+        let (gguf, file) = (&self.gguf, self.file.as_deref());
+        let mut compact_bytes = 0;
+        self.session.set_compact_ffn(&shapes, |sh| {
+            let layer = gather(model, gguf, file, sh.layer, &sets[sh.layer]).map_err(|e| format!("{e:#}"))?;
+            compact_bytes += layer.gate.1.len() + layer.up.1.len() + layer.down.1.len();
+            Ok(layer)
+        })?;
+        stats.compact_bytes = compact_bytes;
+        for (l, set) in sets.into_iter().enumerate() {
+            if self.plan.layers[l].is_some() {
+                self.current[l] = Some(set);
+            }
+        }
+        stats.select_ms = t0.elapsed().as_secs_f64() * 1e3;
+        Ok(stats)
     }
+}
+
+/// Shape and types of layer `l`'s compacted weights with `k` neurons: gate/up keep
+/// their type; ffn_down keeps F32/F16/BF16 and becomes F16 otherwise.
+fn compact_shape(g: &GgufFile, l: usize, k: usize) -> anyhow::Result<CompactShape> {
+    let (gate, up, down) = (tensor(g, l, "ffn_gate")?, tensor(g, l, "ffn_up")?, tensor(g, l, "ffn_down")?);
+    let down_ty = if down.ty.is_quantized() { GgmlType::F16 } else { down.ty };
+    Ok(CompactShape { layer: l, k, n_embd: gate.dims[0] as usize, types: [gate.ty, up.ty, down_ty] })
+}
+
+/// Gathers layer `l`'s chosen neurons from llama.cpp's own copy of the weights when
+/// it is in file layout in host memory (no second mapping of the file, so resident
+/// memory is not counted twice), else from the mapped file.
+fn gather(model: &Model, g: &GgufFile, file: Option<&[u8]>, l: usize, set: &[u32]) -> anyhow::Result<CompactLayer> {
+    let names = ["ffn_gate", "ffn_up", "ffn_down"].map(|w| format!("blk.{l}.{w}.weight"));
+    if let [Some(gate), Some(up), Some(down)] = names.each_ref().map(|n| model.host_tensor_bytes(n)) {
+        return gather_from(g, l, set, [gate, up, down]);
+    }
+    gather_layer(g, file.context("the model file is not mapped")?, l, set)
 }
 
 fn tensor<'g>(g: &'g GgufFile, l: usize, what: &str) -> anyhow::Result<&'g TensorInfo> {

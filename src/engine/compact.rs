@@ -31,6 +31,19 @@ pub struct CompactLayer {
     pub down: (GgmlType, Vec<u8>),
 }
 
+/// The shape and types of one layer's compacted weights, known before gathering.
+#[derive(Debug, Clone, Copy)]
+pub struct CompactShape {
+    /// Layer index.
+    pub layer: usize,
+    /// Neurons kept.
+    pub k: usize,
+    /// Hidden size.
+    pub n_embd: usize,
+    /// Types of gate, up and down.
+    pub types: [GgmlType; 3],
+}
+
 /// The ggml context and backend buffer holding the tensors set on a llama context.
 pub(crate) struct CompactBuffers {
     ctx: *mut sys::ggml_context,
@@ -39,7 +52,9 @@ pub(crate) struct CompactBuffers {
 }
 
 impl CompactBuffers {
-    /// Allocates and fills the tensors of `layers`, then sets them on `lctx`.
+    /// Allocates tensors for `shapes`, fills them one layer at a time with `fill`
+    /// (so only one layer's gathered bytes exist besides the backend buffer), then
+    /// sets them on `lctx`.
     ///
     /// # Safety
     /// `lctx` and `model` must be valid; the returned value must be dropped only
@@ -47,11 +62,12 @@ impl CompactBuffers {
     pub(crate) unsafe fn install(
         lctx: *mut sys::llama_context,
         model: *const sys::llama_model,
-        layers: &[CompactLayer],
+        shapes: &[CompactShape],
+        mut fill: impl FnMut(&CompactShape) -> Result<CompactLayer, String>,
     ) -> Result<CompactBuffers, EngineError> {
         let fail = |what: String| EngineError::Decode(format!("compacted FFN: {what}"));
         let params = sys::ggml_init_params {
-            mem_size: unsafe { sys::ggml_tensor_overhead() } * 3 * layers.len().max(1) + 1024,
+            mem_size: unsafe { sys::ggml_tensor_overhead() } * 3 * shapes.len().max(1) + 1024,
             mem_buffer: std::ptr::null_mut(),
             no_alloc: true,
         };
@@ -60,13 +76,13 @@ impl CompactBuffers {
             return Err(fail("ggml_init failed".into()));
         }
         let mut me = CompactBuffers { ctx, buffer: std::ptr::null_mut(), layers: Vec::new() };
-        let mut tensors = Vec::with_capacity(layers.len());
+        let mut tensors = Vec::with_capacity(shapes.len());
         let mut buft = unsafe { sys::ggml_backend_cpu_buffer_type() };
-        for l in layers {
-            let name = CString::new(format!("blk.{}.ffn_up.weight", l.layer)).expect("no NUL");
+        for sh in shapes {
+            let name = CString::new(format!("blk.{}.ffn_up.weight", sh.layer)).expect("no NUL");
             let orig = unsafe { sys::llama_model_get_tensor_by_name(model, name.as_ptr()) };
             if orig.is_null() {
-                return Err(fail(format!("model has no blk.{}.ffn_up.weight", l.layer)));
+                return Err(fail(format!("model has no blk.{}.ffn_up.weight", sh.layer)));
             }
             let obuf = unsafe { (*orig).buffer };
             if !obuf.is_null() {
@@ -87,27 +103,26 @@ impl CompactBuffers {
             let new = |ty: GgmlType, ne0: usize, ne1: usize| unsafe {
                 sys::ggml_new_tensor_2d(ctx, ty.0 as sys::ggml_type, ne0 as i64, ne1 as i64)
             };
-            let gate = new(l.gate.0, l.n_embd, l.k);
-            let up = new(l.up.0, l.n_embd, l.k);
-            let down = new(l.down.0, l.k, l.n_embd);
-            tensors.push([gate, up, down]);
+            let [gt, ut, dt] = sh.types;
+            tensors.push([new(gt, sh.n_embd, sh.k), new(ut, sh.n_embd, sh.k), new(dt, sh.k, sh.n_embd)]);
         }
         me.buffer = unsafe { sys::ggml_backend_alloc_ctx_tensors_from_buft(ctx, buft) };
         if me.buffer.is_null() {
             return Err(fail("could not allocate the backend buffer".into()));
         }
-        for (l, t) in layers.iter().zip(&tensors) {
-            for (tensor, (_, bytes)) in t.iter().zip([&l.gate, &l.up, &l.down]) {
+        for (sh, t) in shapes.iter().zip(&tensors) {
+            let l = fill(sh).map_err(fail)?;
+            for (tensor, (ty, bytes)) in t.iter().zip([&l.gate, &l.up, &l.down]) {
                 let want = unsafe { sys::ggml_nbytes(*tensor) };
-                if want != bytes.len() {
-                    return Err(fail(format!("layer {}: {} bytes given for a tensor of {want}", l.layer, bytes.len())));
+                if want != bytes.len() || ty.0 != unsafe { (**tensor).type_ } as u32 {
+                    return Err(fail(format!("layer {}: {} bytes of {ty} given for a tensor of {want}", sh.layer, bytes.len())));
                 }
                 unsafe { sys::ggml_backend_tensor_set(*tensor, bytes.as_ptr().cast(), 0, want) };
             }
         }
-        for (l, t) in layers.iter().zip(&tensors) {
-            unsafe { sys::llama_set_ffn_compact(lctx, l.layer as i32, t[0], t[1], t[2]) };
-            me.layers.push(l.layer);
+        for (sh, t) in shapes.iter().zip(&tensors) {
+            unsafe { sys::llama_set_ffn_compact(lctx, sh.layer as i32, t[0], t[1], t[2]) };
+            me.layers.push(sh.layer);
         }
         Ok(me)
     }

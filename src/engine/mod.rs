@@ -14,7 +14,7 @@ mod session;
 
 pub use backend::{set_verbose, EngineError};
 pub use callback::{ObservedTensor, TensorObserver};
-pub use compact::CompactLayer;
+pub use compact::{CompactLayer, CompactShape};
 pub use model::{LoadOptions, Model};
 pub use quantize::{quantize, TargetType};
 pub use session::{default_threads, GenerateOptions, GenerateStats, Session, SessionOptions};

@@ -11,7 +11,7 @@ use llama_cpp_2::token::LlamaToken;
 
 use super::backend::{backend, take_recent_errors, EngineError};
 use super::callback::{eval_callback, CallbackState, TensorObserver};
-use super::compact::{CompactBuffers, CompactLayer};
+use super::compact::{CompactBuffers, CompactLayer, CompactShape};
 use super::{Model, Token};
 
 /// Context settings.
@@ -228,16 +228,22 @@ impl<'m> Session<'m> {
         Ok((0..tokens.len() as i32).map(|i| self.logits(i).to_vec()).collect())
     }
 
-    /// Restricts the FFN of the given layers to compacted weights for the following
-    /// decode calls (selective computation); replaces any earlier set.
-    pub fn set_compact_ffn(&mut self, layers: &[CompactLayer]) -> Result<(), EngineError> {
+    /// Restricts the FFN of the layers in `shapes` to compacted weights for the
+    /// following decode calls (selective computation), replacing any earlier set.
+    /// `fill` gathers one layer's weights; it is called once per shape, in order,
+    /// after the backend buffer is allocated, so the gathered copies do not pile up.
+    pub fn set_compact_ffn(
+        &mut self,
+        shapes: &[CompactShape],
+        fill: impl FnMut(&CompactShape) -> Result<CompactLayer, String>,
+    ) -> Result<(), EngineError> {
         self.clear_compact_ffn();
-        if layers.is_empty() {
+        if shapes.is_empty() {
             return Ok(());
         }
         // SAFETY: both pointers are valid for the session's lifetime; the buffers are
         // cleared from the context before they are dropped (clear_compact_ffn, Drop).
-        let c = unsafe { CompactBuffers::install(self.ctx.as_raw_ptr(), self.model.inner.as_raw_ptr(), layers)? };
+        let c = unsafe { CompactBuffers::install(self.ctx.as_raw_ptr(), self.model.inner.as_raw_ptr(), shapes, fill)? };
         self.compact = Some(c);
         Ok(())
     }

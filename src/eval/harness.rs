@@ -15,7 +15,9 @@ use serde::Serialize;
 use super::metrics::{corpus_bleu, corpus_chrf, rouge_max, rouge_mean, squad_corpus};
 use crate::compute::{ComputeOptions, ComputePlan, SelectiveSession};
 use crate::engine::{GenerateOptions, LoadOptions, Model, SessionOptions};
+use crate::gguf::GgufFile;
 use crate::memory::MemorySnapshot;
+use crate::output::median;
 use crate::model::ModelInfo;
 use crate::select::SliceMeta;
 use crate::tasks::{read_examples, Example, Split, Task, TEMPLATE_VERSION};
@@ -108,8 +110,6 @@ impl Method {
         Ok(())
     }
 }
-
-use crate::gguf::GgufFile;
 
 /// Generation limits and stop strings of a task.
 pub fn task_limits(task: Task) -> (usize, &'static [&'static str]) {
@@ -229,15 +229,6 @@ pub struct EvalOutcome {
     pub row: EvalRow,
     /// (example id, generated answer) in order.
     pub outputs: Vec<(String, String)>,
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    if v.is_empty() {
-        0.0
-    } else {
-        v[v.len() / 2]
-    }
 }
 
 /// Runs the evaluation split of a task through a model with one method.
