@@ -101,6 +101,19 @@ pub fn run(a: BenchArgs) -> anyhow::Result<()> {
     let mut records = Vec::new();
     let mut dense_tps = None;
     let mut dense_bytes = None;
+    // One session per setting, then repetitions round-robin over the settings, so
+    // that drift in machine speed (other load, frequency) hits every setting alike.
+    struct Setting<'m> {
+        phi: f64,
+        dense: bool,
+        plan: ComputePlan,
+        session: SelectiveSession<'m>,
+        pre: Vec<f64>,
+        dec: Vec<f64>,
+        sel_ms: Vec<f64>,
+        last_sel: SelectionStats,
+    }
+    let mut settings = Vec::new();
     for &phi in &a.compute_list {
         // phi at or above the loaded share gamma is dense: every loaded neuron.
         let dense = phi >= gamma - 1e-9;
@@ -108,42 +121,46 @@ pub fn run(a: BenchArgs) -> anyhow::Result<()> {
         if dense {
             plan.layers.iter_mut().for_each(|l| *l = None);
         }
-        let mut s = SelectiveSession::new(&model, plan.clone(), SessionOptions { n_ctx: (a.prompt_tokens + a.gen + 16) as u32, n_batch: 512, threads, observer: None })?;
-        let (mut pre, mut dec, mut sel_ms) = (Vec::new(), Vec::new(), Vec::new());
-        let mut last_sel = SelectionStats::default();
-        for _ in 0..a.reps.max(1) {
-            s.clear();
-            let (_, stats, sel) = s.generate(&prompt, &opts, |_| true)?;
-            pre.push(stats.prefill_tps());
-            dec.push(stats.decode_tps());
-            sel_ms.push(sel.select_ms);
-            last_sel = sel;
+        let opts = SessionOptions { n_ctx: (a.prompt_tokens + a.gen + 16) as u32, n_batch: 512, threads, observer: None };
+        let session = SelectiveSession::new(&model, plan.clone(), opts)?;
+        settings.push(Setting { phi, dense, plan, session, pre: Vec::new(), dec: Vec::new(), sel_ms: Vec::new(), last_sel: SelectionStats::default() });
+    }
+    for rep in 0..a.reps.max(1) {
+        for st in &mut settings {
+            st.session.clear();
+            let (_, stats, sel) = st.session.generate(&prompt, &opts, |_| true)?;
+            st.pre.push(stats.prefill_tps());
+            st.dec.push(stats.decode_tps());
+            st.sel_ms.push(sel.select_ms);
+            st.last_sel = sel;
         }
-        let computed: Vec<Option<usize>> = s.current_sets().iter().map(|c| c.as_ref().map(Vec::len)).collect();
-        let bytes = bytes_per_token(model.gguf(), &plan, if dense { None } else { Some(&computed) });
-        let decode_tps = median(dec);
+        if !a.json {
+            eprintln!("bench: repetition {} of {} done", rep + 1, a.reps.max(1));
+        }
+    }
+    for st in settings {
+        let computed: Vec<Option<usize>> = st.session.current_sets().iter().map(|c| c.as_ref().map(Vec::len)).collect();
+        let bytes = bytes_per_token(model.gguf(), &st.plan, if st.dense { None } else { Some(&computed) });
+        let decode_tps = median(st.dec);
         let base_tps = *dense_tps.get_or_insert(decode_tps);
         let base_bytes = *dense_bytes.get_or_insert(bytes);
         records.push(BenchRecord {
             model: a.model.display().to_string(),
-            compute: phi,
-            dense,
-            prefill_tps: median(pre),
+            compute: st.phi,
+            dense: st.dense,
+            prefill_tps: median(st.pre),
             decode_tps,
             speedup: decode_tps / base_tps,
             ideal_speedup: base_bytes as f64 / bytes as f64,
             bytes_per_token: bytes,
-            select_ms: median(sel_ms),
-            computed_neurons: last_sel.computed_neurons,
-            loaded_neurons: last_sel.loaded_neurons,
+            select_ms: median(st.sel_ms),
+            computed_neurons: st.last_sel.computed_neurons,
+            loaded_neurons: st.last_sel.loaded_neurons,
             reps: a.reps.max(1),
             prompt_tokens: prompt.len(),
             gen_tokens: a.gen,
             threads,
         });
-        if !a.json {
-            eprintln!("bench: compute {phi} done");
-        }
     }
     if a.json {
         for r in &records {
@@ -165,7 +182,7 @@ pub fn run(a: BenchArgs) -> anyhow::Result<()> {
     }
     print!("{}", t.to_markdown());
     println!(
-        "{} | {} prompt tokens, {} generated, {} threads, median of {} reps; the first setting is the speedup baseline",
+        "{} | {} prompt tokens, {} generated, {} threads, median of {} round-robin reps; the first setting is the speedup baseline",
         a.model.display(),
         prompt.len(),
         a.gen,
