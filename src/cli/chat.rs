@@ -87,7 +87,8 @@ pub fn run(a: ChatArgs) -> anyhow::Result<()> {
         match chat_with(&a, &model, &mut messages)? {
             Next::Quit => return Ok(()),
             Next::SwitchTask(t) => {
-                if a.profile.is_none() || SliceMeta::from_gguf(model.gguf())?.is_some() && path == a.model {
+                let given_sliced = path == a.model && SliceMeta::from_gguf(model.gguf())?.is_some();
+                if a.profile.is_none() || given_sliced {
                     eprintln!("chat: /task needs --profile and a full model to slice");
                     continue;
                 }

@@ -114,7 +114,11 @@ impl ComputePlan {
                 }
             }
         }
-        Ok(ComputePlan { layers, compute: opts.compute, token_share: opts.token_share })
+        let plan = ComputePlan { layers, compute: opts.compute, token_share: opts.token_share };
+        if let Some((l, lp)) = plan.layers.iter().enumerate().find_map(|(l, lp)| lp.as_ref().filter(|lp| plan.computed(lp) == 0).map(|lp| (l, lp))) {
+            bail!("--compute (phi) {} keeps no neuron of layer {l} (N = {}); use a larger share", opts.compute, lp.n_orig);
+        }
+        Ok(plan)
     }
 
     /// A plan that computes every loaded neuron of every layer.
