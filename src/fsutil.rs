@@ -75,6 +75,14 @@ impl Seek for AtomicFile {
     }
 }
 
+/// Whether two paths name the same existing file (so an output would overwrite its input).
+pub fn same_file(a: &Path, b: &Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(x), Ok(y)) => x == y,
+        _ => false,
+    }
+}
+
 /// Writes `bytes` to `target` atomically.
 pub fn write_atomic(target: &Path, bytes: &[u8]) -> io::Result<()> {
     let mut f = AtomicFile::create(target)?;

@@ -28,7 +28,7 @@ pub struct ConvertArgs {
 
 pub fn run(args: ConvertArgs) -> anyhow::Result<()> {
     let src = ModelInfo::read(&args.model).with_context(|| format!("cannot convert {}", args.model.display()))?;
-    if args.output.exists() && same_file(&args.model, &args.output) {
+    if crate::fsutil::same_file(&args.model, &args.output) {
         bail!("output {} is the input file; choose another path", args.output.display());
     }
     let quantized_source = src.ffn_types.iter().any(|t| !matches!(t.as_str(), "F32" | "F16" | "BF16"));
@@ -51,9 +51,3 @@ pub fn run(args: ConvertArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {
-    match (a.canonicalize(), b.canonicalize()) {
-        (Ok(x), Ok(y)) => x == y,
-        _ => false,
-    }
-}

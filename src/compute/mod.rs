@@ -16,7 +16,6 @@
 
 pub mod select;
 
-use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -324,19 +323,4 @@ fn gather_from(g: &GgufFile, l: usize, set: &[u32], [gate_b, up_b, down_b]: [&[u
         up: rows(up, up_b)?,
         down: gather_columns(down_b, down, set)?,
     })
-}
-
-/// Checks the shares against each other: delta <= phi <= gamma.
-pub fn check_shares(load: f64, static_share: f64, compute: f64) -> anyhow::Result<()> {
-    if !(static_share <= compute + 1e-9 && compute <= load + 1e-9) {
-        bail!("the shares must satisfy static (delta) {static_share} <= compute (phi) {compute} <= load (gamma) {load}");
-    }
-    Ok(())
-}
-
-/// Opens a model and its compute plan in one step.
-pub fn open(path: &Path, opts: &ComputeOptions) -> anyhow::Result<(Model, ComputePlan)> {
-    let model = Model::load(path, &crate::engine::LoadOptions::default()).with_context(|| format!("cannot load {}", path.display()))?;
-    let plan = ComputePlan::for_model(model.gguf(), opts)?;
-    Ok((model, plan))
 }

@@ -21,7 +21,7 @@ use sha2::{Digest, Sha256};
 
 use crate::engine::{LoadOptions, Model, Session, SessionOptions, Token};
 use crate::model::ModelInfo;
-use crate::tasks::{read_examples, Split, Task, TEMPLATE_VERSION};
+use crate::tasks::{read_examples, Example, Split, Task, TEMPLATE_VERSION};
 use ranking::{check_model, raw_dir, read_raw_dir, write_json, ModelFingerprint, RawProfile, RAW_FORMAT};
 use stats::{ActivationRecorder, Bucket, Recording};
 
@@ -115,14 +115,7 @@ pub struct ProfileOutcome {
 pub fn run_profile(req: &ProfileRequest) -> anyhow::Result<ProfileOutcome> {
     let info = ModelInfo::read(&req.model).with_context(|| format!("cannot profile {}", req.model.display()))?;
     let activation = info.require_gated_ffn().map_err(anyhow::Error::msg)?;
-    let examples = read_examples(&req.data, req.task)?;
-    let mut chosen = Split::select(req.split, &examples).to_vec();
-    if let Some(n) = req.limit {
-        chosen.truncate(n);
-    }
-    if chosen.is_empty() {
-        bail!("{}: the {} split has no examples", req.data.display(), req.split.name());
-    }
+    let chosen = chosen_examples(req)?;
     let fp = fingerprint(&req.model, &info)?;
     // Refuse to mix models in one profile directory.
     if let Ok(existing) = read_raw_dir(&req.out_dir) {
@@ -130,9 +123,7 @@ pub fn run_profile(req: &ProfileRequest) -> anyhow::Result<ProfileOutcome> {
     }
 
     let model = Model::load(&req.model, &LoadOptions::default())?;
-    let prompts: Vec<Vec<Token>> = chosen.iter().map(|e| model.tokenize(&e.prompt(), true, false)).collect();
-    let longest = prompts.iter().map(Vec::len).max().unwrap_or(0);
-    let n_ctx = (longest + req.gen_tokens + 8).next_multiple_of(256) as u32;
+    let (prompts, n_ctx) = tokenized_prompts(&model, &chosen, req.gen_tokens);
     let recording = Arc::new(Mutex::new(Recording::new(&info.n_ff)));
     let recorder = ActivationRecorder::new(activation, &info.n_ff, recording.clone());
     let mut session =
@@ -143,8 +134,12 @@ pub fn run_profile(req: &ProfileRequest) -> anyhow::Result<ProfileOutcome> {
     let mut tokens = 0u64;
     for (i, prompt) in prompts.iter().enumerate() {
         recording.lock().unwrap().active = if i % 2 == 0 { Bucket::A } else { Bucket::B };
-        let n = profile_one(&mut session, prompt, req.gen_tokens, &recording)
-            .with_context(|| format!("example {} ({})", i, chosen[i].id))?;
+        // Every position's output is requested so that the last layer, which
+        // llama.cpp otherwise runs only for output rows, sees every prompt token.
+        let n = run_one(&mut session, prompt, req.gen_tokens, true, |n_tokens| {
+            recording.lock().unwrap().finish_step(n_tokens).map_err(anyhow::Error::msg)
+        })
+        .with_context(|| format!("example {} ({})", i, chosen[i].id))?;
         tokens += n;
         bar.inc(1);
         bar.set_message(format!("{:.0} tok/s", tokens as f64 / t0.elapsed().as_secs_f64()));
@@ -172,13 +167,40 @@ pub fn run_profile(req: &ProfileRequest) -> anyhow::Result<ProfileOutcome> {
     Ok(ProfileOutcome { raw_path, raw, throughput })
 }
 
-/// Prefills `prompt` (all positions' outputs, so every layer sees every token),
-/// then decodes up to `gen_tokens` greedy tokens one at a time. Returns the tokens
-/// that went through the model.
-fn profile_one(session: &mut Session<'_>, prompt: &[Token], gen_tokens: usize, rec: &Mutex<Recording>) -> anyhow::Result<u64> {
+/// The examples a request covers: its split of the file, at most `limit`.
+fn chosen_examples(req: &ProfileRequest) -> anyhow::Result<Vec<Example>> {
+    let examples = read_examples(&req.data, req.task)?;
+    let mut chosen = Split::select(req.split, &examples).to_vec();
+    if let Some(n) = req.limit {
+        chosen.truncate(n);
+    }
+    if chosen.is_empty() {
+        bail!("{}: the {} split has no examples", req.data.display(), req.split.name());
+    }
+    Ok(chosen)
+}
+
+/// The prompts' tokens and a context length that fits the longest plus its continuation.
+fn tokenized_prompts(model: &Model, examples: &[Example], gen_tokens: usize) -> (Vec<Vec<Token>>, u32) {
+    let prompts: Vec<Vec<Token>> = examples.iter().map(|e| model.tokenize(&e.prompt(), true, false)).collect();
+    let longest = prompts.iter().map(Vec::len).max().unwrap_or(0);
+    (prompts, (longest + gen_tokens + 8).next_multiple_of(256) as u32)
+}
+
+/// Prefills `prompt` from an empty cache (every position's output when
+/// `all_outputs`), then decodes up to `gen_tokens` greedy tokens one at a time,
+/// stopping at end of generation. `after_step` gets the token count of each decode
+/// call. Returns the tokens that went through the model.
+fn run_one(
+    session: &mut Session<'_>,
+    prompt: &[Token],
+    gen_tokens: usize,
+    all_outputs: bool,
+    mut after_step: impl FnMut(usize) -> anyhow::Result<()>,
+) -> anyhow::Result<u64> {
     session.clear();
-    session.decode(prompt, true)?;
-    rec.lock().unwrap().finish_step(prompt.len()).map_err(anyhow::Error::msg)?;
+    session.decode(prompt, all_outputs)?;
+    after_step(prompt.len())?;
     let mut n = prompt.len() as u64;
     for _ in 0..gen_tokens {
         let next = argmax(session.logits(-1)) as Token;
@@ -186,7 +208,7 @@ fn profile_one(session: &mut Session<'_>, prompt: &[Token], gen_tokens: usize, r
             break;
         }
         session.decode(&[next], false)?;
-        rec.lock().unwrap().finish_step(1).map_err(anyhow::Error::msg)?;
+        after_step(1)?;
         n += 1;
     }
     Ok(n)
@@ -195,30 +217,14 @@ fn profile_one(session: &mut Session<'_>, prompt: &[Token], gen_tokens: usize, r
 /// The same prompts and continuations without the recorder (only the last
 /// position's output, as plain inference does), for the overhead benchmark.
 pub fn run_plain(req: &ProfileRequest) -> anyhow::Result<Throughput> {
-    let examples = read_examples(&req.data, req.task)?;
-    let mut chosen = Split::select(req.split, &examples).to_vec();
-    if let Some(n) = req.limit {
-        chosen.truncate(n);
-    }
+    let chosen = chosen_examples(req)?;
     let model = Model::load(&req.model, &LoadOptions::default())?;
-    let prompts: Vec<Vec<Token>> = chosen.iter().map(|e| model.tokenize(&e.prompt(), true, false)).collect();
-    let longest = prompts.iter().map(Vec::len).max().unwrap_or(0);
-    let n_ctx = (longest + req.gen_tokens + 8).next_multiple_of(256) as u32;
+    let (prompts, n_ctx) = tokenized_prompts(&model, &chosen, req.gen_tokens);
     let mut session = Session::new(&model, SessionOptions { n_ctx, n_batch: 512, threads: req.threads, observer: None })?;
     let t0 = Instant::now();
     let mut tokens = 0u64;
     for prompt in &prompts {
-        session.clear();
-        session.decode(prompt, false)?;
-        tokens += prompt.len() as u64;
-        for _ in 0..req.gen_tokens {
-            let next = argmax(session.logits(-1)) as Token;
-            if session.model().is_end_of_generation(next) {
-                break;
-            }
-            session.decode(&[next], false)?;
-            tokens += 1;
-        }
+        tokens += run_one(&mut session, prompt, req.gen_tokens, false, |_| Ok(()))?;
     }
     Ok(Throughput { tokens, seconds: t0.elapsed().as_secs_f64() })
 }

@@ -207,7 +207,7 @@ pub fn slice_model(req: &SliceRequest) -> anyhow::Result<SliceReport> {
     if SliceMeta::from_gguf(&src)?.is_some() {
         bail!("{} is already sliced; slice its source model instead (re-slicing is not supported)", req.model.display());
     }
-    if same_path(&req.model, &req.output) {
+    if crate::fsutil::same_file(&req.model, &req.output) {
         bail!("output {} is the input file; choose another path", req.output.display());
     }
     let range = req.layers.clone().unwrap_or_else(|| super::default_layer_range(info.n_layer));
@@ -280,12 +280,6 @@ pub fn slice_model(req: &SliceRequest) -> anyhow::Result<SliceReport> {
     })
 }
 
-fn same_path(a: &Path, b: &Path) -> bool {
-    match (a.canonicalize(), b.canonicalize()) {
-        (Ok(x), Ok(y)) => x == y,
-        _ => false,
-    }
-}
 
 /// How one tensor is transformed.
 enum Op<'k> {
