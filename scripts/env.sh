@@ -3,4 +3,5 @@
 # CARGO_TARGET_DIR.
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$HOME/.cache/selectinfer/target}
 export CARGO_TERM_COLOR=${CARGO_TERM_COLOR:-never}
-SELECTINFER_BIN="$CARGO_TARGET_DIR/release/selectinfer"
+# A copy can stand in while a long run goes on and cargo rebuilds the original.
+SELECTINFER_BIN=${SELECTINFER_BIN:-$CARGO_TARGET_DIR/release/selectinfer}

@@ -20,6 +20,7 @@ pub mod cli;
 pub mod compute;
 pub mod engine;
 pub mod eval;
+pub mod experiment;
 pub mod fsutil;
 pub mod gguf;
 pub mod memory;

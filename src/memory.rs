@@ -64,3 +64,76 @@ pub fn major_faults() -> u64 {
     // The command name (field 2) may contain spaces; fields after its ')' are plain.
     stat.rsplit_once(')').and_then(|(_, rest)| rest.split_whitespace().nth(9)).and_then(|f| f.parse().ok()).unwrap_or(0)
 }
+
+/// Where cgroup v1 memory groups are created.
+pub const CGROUP_V1_MEMORY: &str = "/sys/fs/cgroup/memory";
+
+/// This process inside a cgroup v1 memory group whose limit is `bytes`: the way to
+/// simulate a device smaller than the model. Page cache of files the process reads
+/// (an mmap'd model) is charged to the group, so once the group is full the kernel
+/// evicts model pages and reads them again from disk (major faults) instead of
+/// keeping the whole file cached. Dropping the value leaves and removes the group.
+#[derive(Debug)]
+pub struct MemoryCap {
+    dir: std::path::PathBuf,
+    /// The limit in bytes.
+    pub bytes: u64,
+}
+
+/// Why a memory cap could not be set; never papered over (a capped row that ran
+/// uncapped would be a fake).
+#[derive(Debug, thiserror::Error)]
+#[error("cannot cap memory at {bytes} bytes: {what} (needs root and cgroup v1 memory controllers at {CGROUP_V1_MEMORY})")]
+pub struct CapError {
+    bytes: u64,
+    what: String,
+}
+
+impl MemoryCap {
+    /// Moves this process (all its threads) into a fresh memory group limited to
+    /// `bytes`, after dropping clean page cache so that file pages already cached by
+    /// other groups (and so charged to them) are read again and charged here.
+    pub fn enter(bytes: u64) -> Result<MemoryCap, CapError> {
+        let err = |what: String| CapError { bytes, what };
+        let root = std::path::Path::new(CGROUP_V1_MEMORY);
+        if !root.join("memory.limit_in_bytes").exists() {
+            return Err(err(format!("{} is not a cgroup v1 memory hierarchy", root.display())));
+        }
+        let dir = root.join(format!("selectinfer-{}", std::process::id()));
+        std::fs::create_dir(&dir).map_err(|e| err(format!("creating {}: {e}", dir.display())))?;
+        let cap = MemoryCap { dir, bytes };
+        let write = |file: &str, value: String| {
+            let path = cap.dir.join(file);
+            std::fs::write(&path, value).map_err(|e| err(format!("writing {}: {e}", path.display())))
+        };
+        write("memory.limit_in_bytes", bytes.to_string())?;
+        // Without swap accounting the file may be missing; with it, stop the group
+        // from spilling anonymous memory to swap instead of evicting model pages.
+        if cap.dir.join("memory.memsw.limit_in_bytes").exists() {
+            write("memory.memsw.limit_in_bytes", bytes.to_string())?;
+        }
+        write("cgroup.procs", std::process::id().to_string())?;
+        drop_page_cache().map_err(|e| err(format!("dropping the page cache: {e}")))?;
+        Ok(cap)
+    }
+
+    /// Largest memory the group has been charged (page cache included).
+    pub fn max_usage_bytes(&self) -> u64 {
+        std::fs::read_to_string(self.dir.join("memory.max_usage_in_bytes")).ok().and_then(|s| s.trim().parse().ok()).unwrap_or(0)
+    }
+}
+
+impl Drop for MemoryCap {
+    fn drop(&mut self) {
+        // Back to the root group, then the empty group can go; its leftover page
+        // cache charges move to the parent.
+        let _ = std::fs::write(std::path::Path::new(CGROUP_V1_MEMORY).join("cgroup.procs"), std::process::id().to_string());
+        let _ = std::fs::remove_dir(&self.dir);
+    }
+}
+
+/// Writes dirty pages back and drops the clean page cache (root only).
+pub fn drop_page_cache() -> std::io::Result<()> {
+    std::process::Command::new("sync").status()?;
+    std::fs::write("/proc/sys/vm/drop_caches", "1")
+}

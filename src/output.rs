@@ -138,3 +138,53 @@ mod time_tests {
         assert!(t.starts_with("20") && t.ends_with('Z'));
     }
 }
+
+/// Set by `selectinfer experiment` for its children: progress bars print
+/// [`PROGRESS_LINE_PREFIX`]`POS LEN` lines on stderr instead of drawing.
+pub const PROGRESS_LINES_ENV: &str = "SELECTINFER_PROGRESS_LINES";
+
+/// Prefix of a progress line (see [`PROGRESS_LINES_ENV`]).
+pub const PROGRESS_LINE_PREFIX: &str = "selectinfer-progress: ";
+
+/// A "terminal" that turns each drawn bar into one stderr line.
+#[derive(Debug)]
+pub struct ProgressLines;
+
+impl indicatif::TermLike for ProgressLines {
+    fn width(&self) -> u16 {
+        200
+    }
+    fn move_cursor_up(&self, _: usize) -> std::io::Result<()> {
+        Ok(())
+    }
+    fn move_cursor_down(&self, _: usize) -> std::io::Result<()> {
+        Ok(())
+    }
+    fn move_cursor_right(&self, _: usize) -> std::io::Result<()> {
+        Ok(())
+    }
+    fn move_cursor_left(&self, _: usize) -> std::io::Result<()> {
+        Ok(())
+    }
+    fn write_line(&self, s: &str) -> std::io::Result<()> {
+        self.write_str(s)
+    }
+    fn write_str(&self, s: &str) -> std::io::Result<()> {
+        if !s.trim().is_empty() {
+            eprintln!("{PROGRESS_LINE_PREFIX}{}", s.trim());
+        }
+        Ok(())
+    }
+    fn clear_line(&self) -> std::io::Result<()> {
+        Ok(())
+    }
+    fn flush(&self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Parses a progress line written under [`PROGRESS_LINES_ENV`]: (position, length).
+pub fn parse_progress_line(line: &str) -> Option<(u64, u64)> {
+    let (pos, len) = line.strip_prefix(PROGRESS_LINE_PREFIX)?.trim().split_once(' ')?;
+    Some((pos.parse().ok()?, len.parse().ok()?))
+}

@@ -166,6 +166,15 @@ impl SplitMix64 {
 }
 
 /// Encodes f32 values as a tensor of `ty` (F32, F16 or BF16).
+/// The `general.description` every synthetic model carries (kept by slicing and
+/// quantizing, which copy metadata).
+pub const SYNTHETIC_DESCRIPTION: &str = "selectinfer synthetic model: random weights, for tests and speed/memory benchmarks only";
+
+/// Whether a file was written by [`write_model`] (or derived from one).
+pub fn is_synthetic(g: &crate::gguf::GgufFile) -> bool {
+    g.get_str("general.description") == Some(SYNTHETIC_DESCRIPTION)
+}
+
 pub fn encode_floats(values: &[f32], ty: GgmlType) -> Option<Vec<u8>> {
     Some(match ty {
         GgmlType::F32 => values.iter().flat_map(|v| v.to_le_bytes()).collect(),
@@ -247,7 +256,7 @@ fn metadata(spec: &SynthSpec, vocab: &[(String, f32, i32)]) -> Vec<(String, Valu
     let mut m = vec![
         ("general.architecture".to_string(), Value::String(arch.into())),
         ("general.name".into(), Value::String(format!("synthetic-{arch}-random"))),
-        ("general.description".into(), Value::String("selectinfer synthetic model: random weights, for tests and speed/memory benchmarks only".into())),
+        ("general.description".into(), Value::String(SYNTHETIC_DESCRIPTION.into())),
         (k("block_count"), Value::U32(spec.n_layer as u32)),
         (k("context_length"), Value::U32(4096)),
         (k("embedding_length"), Value::U32(spec.n_embd as u32)),

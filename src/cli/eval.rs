@@ -44,6 +44,15 @@ pub struct EvalArgs {
     /// Also write each example's output as JSON Lines here.
     #[arg(long)]
     pub outputs: Option<PathBuf>,
+    /// Run capped at this much memory (e.g. 192MiB, 6GiB), page cache included, in a
+    /// cgroup v1 memory group (root only); method disk-offload needs a cap below the
+    /// model's size. The page cache is dropped first.
+    #[arg(long, value_parser = crate::select::budget::parse_size)]
+    pub mem_cap: Option<u64>,
+    /// Speed and memory only: generate exactly N tokens per prompt, no stop strings,
+    /// no scores (for synthetic random-weight models).
+    #[arg(long, value_name = "N")]
+    pub speed_only: Option<usize>,
     #[command(flatten)]
     pub compute: ComputeArgs,
 }
@@ -59,6 +68,8 @@ pub fn run(a: EvalArgs) -> anyhow::Result<()> {
         compute: a.compute.compute.map(|phi| a.compute.options(phi)),
         threads: a.threads.unwrap_or_else(crate::engine::default_threads),
         chat: a.chat,
+        mem_cap: a.mem_cap,
+        speed_only: a.speed_only,
     };
     let outcome = run_eval(&req)?;
     append_row(&a.out, &outcome.row)?;

@@ -5,6 +5,7 @@ mod bench;
 mod chat;
 mod convert;
 mod eval;
+mod experiment;
 pub mod generate;
 mod inspect;
 mod perplexity;
@@ -45,6 +46,9 @@ pub enum Command {
     Bench(bench::BenchArgs),
     /// Score a model file with one method on a task's evaluation split; appends a CSV row.
     Eval(eval::EvalArgs),
+    /// Run an experiments/*.yaml reproduction (resumable), writing
+    /// results/NAME/results.csv, README.md and plots.
+    Experiment(experiment::ExperimentArgs),
     /// Perplexity of a text (default: wikitext-2 test), chunked as llama-perplexity does.
     Perplexity(perplexity::PerplexityArgs),
     /// Streaming chat with selective loading and computation (reads turns from
@@ -69,5 +73,6 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         Command::Chat(a) => chat::run(a),
         Command::Eval(a) => eval::run(a),
         Command::Perplexity(a) => perplexity::run(a),
+        Command::Experiment(a) => experiment::run(a),
     }
 }

@@ -23,7 +23,7 @@ use crate::select::SliceMeta;
 use crate::tasks::{read_examples, Example, Split, Task, TEMPLATE_VERSION};
 
 /// What a row measures, in the paper's comparison.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Method {
     /// The original (F16) model, dense.
@@ -50,11 +50,14 @@ pub enum Method {
     #[value(name = "q8_0")]
     #[serde(rename = "q8_0")]
     Q8_0,
+    /// The original model memory-mapped from disk while the process's memory is
+    /// capped below its size (`--mem-cap`): pages are evicted and read again.
+    DiskOffload,
 }
 
 impl Method {
     /// The name used on the command line and in CSV files.
-    pub fn name(self) -> &'static str {
+    pub const fn name(self) -> &'static str {
         match self {
             Method::Reference => "reference",
             Method::DenseLoaded => "dense-loaded",
@@ -65,6 +68,7 @@ impl Method {
             Method::Q4_0 => "q4_0",
             Method::Q4KM => "q4_k_m",
             Method::Q8_0 => "q8_0",
+            Method::DiskOffload => "disk-offload",
         }
     }
 
@@ -86,6 +90,7 @@ impl Method {
             Method::Q4_0 => meta.is_none() && compute.is_none() && weight_type("Q4_0"),
             Method::Q4KM => meta.is_none() && compute.is_none() && weight_type("Q4_K"),
             Method::Q8_0 => meta.is_none() && compute.is_none() && weight_type("Q8_0"),
+            Method::DiskOffload => meta.is_none() && compute.is_none() && info.ffn_types.iter().all(|t| t == "F16" || t == "BF16" || t == "F32"),
         };
         if !ok {
             let what = match self {
@@ -98,6 +103,7 @@ impl Method {
                 Method::Q4_0 => "an unsliced Q4_0 model (selectinfer convert --to q4_0) and no --compute",
                 Method::Q4KM => "an unsliced Q4_K_M model (selectinfer convert --to q4_k_m) and no --compute",
                 Method::Q8_0 => "an unsliced Q8_0 model (selectinfer convert --to q8_0) and no --compute",
+                Method::DiskOffload => "an unsliced F16/BF16/F32 model and no --compute",
             };
             bail!(
                 "method {} needs {what}; {path} is {} (FFN types {}){}",
@@ -161,10 +167,15 @@ pub struct EvalRequest {
     pub threads: i32,
     /// Wrap prompts in the model's chat template.
     pub chat: bool,
+    /// Run inside a memory group limited to this many bytes (page cache included).
+    pub mem_cap: Option<u64>,
+    /// Speed and memory only: generate exactly this many tokens per prompt, no stop
+    /// strings, no scores (the only mode for synthetic random-weight models).
+    pub speed_only: Option<usize>,
 }
 
 /// One CSV row.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct EvalRow {
     /// UTC time the row was written.
     pub timestamp: String,
@@ -220,6 +231,16 @@ pub struct EvalRow {
     pub major_faults: u64,
     /// Wall seconds of the run.
     pub wall_s: f64,
+    /// Memory cap of the run's memory group (empty: none).
+    pub mem_cap_bytes: Option<u64>,
+    /// Most bytes the memory group was charged, page cache included (empty: no cap).
+    pub cap_max_usage_bytes: Option<u64>,
+    /// Tokens generated per prompt in a speed-only run (empty: scored run).
+    pub speed_only_tokens: Option<usize>,
+    /// The model has random (synthetic) weights: speed and memory only.
+    pub synthetic: bool,
+    /// CPU threads.
+    pub threads: i32,
 }
 
 /// The outputs of a run, with its row.
@@ -243,6 +264,20 @@ pub fn run_eval(req: &EvalRequest) -> anyhow::Result<EvalOutcome> {
     let shots: Vec<Example> = Split::Profile.select(&examples).iter().take(req.shots).cloned().collect();
     ensure!(shots.len() == req.shots, "{}: only {} profiling examples for {} shots", req.data.display(), shots.len(), req.shots);
 
+    let synthetic = crate::synth::is_synthetic(&g);
+    if req.method == Method::DiskOffload {
+        let Some(cap) = req.mem_cap else { bail!("method disk-offload needs --mem-cap below the model's size") };
+        let size = ModelInfo::from_gguf(&g)?.total_bytes;
+        ensure!(
+            cap < size,
+            "method disk-offload needs --mem-cap below the model's {} of weights, not {}; a larger cap keeps the whole file in memory",
+            crate::output::format_bytes(size),
+            crate::output::format_bytes(cap)
+        );
+    }
+    // Enter the memory group before llama.cpp maps the file, so its pages are
+    // charged (and evicted) under the cap.
+    let cap = req.mem_cap.map(crate::memory::MemoryCap::enter).transpose()?;
     let model = Model::load(&req.model, &LoadOptions::default())?;
     let info = ModelInfo::from_gguf(model.gguf())?;
     let meta = SliceMeta::from_gguf(model.gguf())?;
@@ -250,7 +285,10 @@ pub fn run_eval(req: &EvalRequest) -> anyhow::Result<EvalOutcome> {
         Some(c) => ComputePlan::for_model(model.gguf(), c)?,
         None => ComputePlan::dense(info.n_layer),
     };
-    let (max_tokens, stops) = task_limits(req.task);
+    let (max_tokens, stops) = match req.speed_only {
+        Some(n) => (n, &[][..]),
+        None => task_limits(req.task),
+    };
     let prompts: Vec<Vec<i32>> = eval
         .iter()
         .map(|ex| {
@@ -264,7 +302,7 @@ pub fn run_eval(req: &EvalRequest) -> anyhow::Result<EvalOutcome> {
         .collect::<Result<_, _>>()?;
     let n_ctx = (prompts.iter().map(Vec::len).max().unwrap_or(0) + max_tokens + 8).next_multiple_of(256) as u32;
     let mut s = SelectiveSession::new(&model, plan, SessionOptions { n_ctx, n_batch: 512, threads: req.threads, observer: None })?;
-    let opts = GenerateOptions { max_tokens, ..Default::default() };
+    let opts = GenerateOptions { max_tokens, ignore_eog: req.speed_only.is_some(), ..Default::default() };
     let bar = crate::profile::progress_bar(true, eval.len() as u64, &format!("eval {} {}", req.method.name(), req.task));
     let (mut pre, mut dec, mut outputs) = (Vec::new(), Vec::new(), Vec::new());
     for (ex, prompt) in eval.iter().zip(&prompts) {
@@ -314,8 +352,14 @@ pub fn run_eval(req: &EvalRequest) -> anyhow::Result<EvalOutcome> {
         peak_rss_bytes: 0,
         major_faults: 0,
         wall_s: 0.0,
+        mem_cap_bytes: req.mem_cap,
+        cap_max_usage_bytes: None,
+        speed_only_tokens: req.speed_only,
+        synthetic,
+        threads: req.threads,
     };
     match req.task {
+        _ if req.speed_only.is_some() => {}
         Task::Qa => {
             let sq = squad_corpus(&preds, &refs)?;
             row.em = Some(sq.exact_match);
@@ -336,6 +380,7 @@ pub fn run_eval(req: &EvalRequest) -> anyhow::Result<EvalOutcome> {
     row.peak_rss_bytes = MemorySnapshot::now().peak_rss_bytes;
     row.major_faults = crate::memory::major_faults().saturating_sub(faults0);
     row.wall_s = t0.elapsed().as_secs_f64();
+    row.cap_max_usage_bytes = cap.as_ref().map(|c| c.max_usage_bytes());
     Ok(EvalOutcome { row, outputs })
 }
 

@@ -245,6 +245,14 @@ pub fn progress_bar(show: bool, len: u64, prefix: &str) -> indicatif::ProgressBa
     if !show {
         return indicatif::ProgressBar::hidden();
     }
+    if std::env::var_os(crate::output::PROGRESS_LINES_ENV).is_some() {
+        // Under `selectinfer experiment`: report positions as lines on stderr for
+        // the parent's per-cell bar instead of drawing a bar of our own.
+        let target = indicatif::ProgressDrawTarget::term_like_with_hz(Box::new(crate::output::ProgressLines), 2);
+        let bar = indicatif::ProgressBar::with_draw_target(Some(len), target);
+        bar.set_style(indicatif::ProgressStyle::with_template("{pos} {len}").expect("valid template"));
+        return bar;
+    }
     let bar = indicatif::ProgressBar::new(len);
     bar.set_style(
         indicatif::ProgressStyle::with_template("{prefix} [{bar:30}] {pos}/{len} {msg} ETA {eta}")

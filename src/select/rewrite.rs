@@ -192,6 +192,15 @@ pub fn parse_layer_range(s: &str) -> Result<Range<usize>, String> {
     Ok(a..b)
 }
 
+/// What a profile slice records as its profile: sha256 over the hashes of the task's
+/// base ranking and the model-wide secondary ranking, so a slice can be matched to
+/// the exact rankings it came from.
+pub fn profile_sha256(dir: &Path, task: Task) -> std::io::Result<String> {
+    let mut h = file_sha256(&task_ranking_path(dir, task))?;
+    h.push_str(&file_sha256(&model_ranking_path(dir))?);
+    Ok(crate::profile::sha256_hex(h.as_bytes()))
+}
+
 /// Slices `req.model` into `req.output`.
 pub fn slice_model(req: &SliceRequest) -> anyhow::Result<SliceReport> {
     ensure!(req.load > 0.0 && req.load <= 1.0, "--load (gamma) must be in (0, 1], got {}", req.load);
@@ -231,9 +240,7 @@ pub fn slice_model(req: &SliceRequest) -> anyhow::Result<SliceReport> {
             let keeps: Vec<Option<LayerKeep>> = (0..info.n_layer)
                 .map(|l| range.contains(&l).then(|| keep_from_profile(&base.layers[l], &secondary.layers[l], req.load, req.static_share)))
                 .collect();
-            let mut h = file_sha256(&base_path)?;
-            h.push_str(&file_sha256(&sec_path)?);
-            (keeps, Some(task.name().to_string()), None, Some(crate::profile::sha256_hex(h.as_bytes())))
+            (keeps, Some(task.name().to_string()), None, Some(profile_sha256(dir, *task)?))
         }
         SliceSource::Random { seed } => {
             let mut rng = SplitMix64::new(*seed);

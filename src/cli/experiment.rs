@@ -1,0 +1,138 @@
+//! `selectinfer experiment`: run an experiments/*.yaml reproduction, resumably, and
+//! write results/NAME/{results.csv, README.md, plots}.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use anyhow::{bail, Context};
+
+use crate::experiment::config::{Cell, Experiment};
+use crate::experiment::plot::{write_plots, Defaults, PlotPoint};
+use crate::experiment::report::{model_label, write_readme, ReportContext};
+use crate::experiment::run::{caps_available, eval_args, outputs_name, prepare_file, prepare_model, read_rows, row_matches, run_cell, scored_examples, Runner};
+
+/// Arguments of `experiment`.
+#[derive(Debug, clap::Args)]
+pub struct ExperimentArgs {
+    /// Experiment file (schema in the README): models, tasks, method grids.
+    pub file: PathBuf,
+    /// List the cells (done or to run) and the preparation steps; run nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Only redraw README.md and the plots from results.csv.
+    #[arg(long)]
+    pub report_only: bool,
+    /// Results directory (default: results/NAME, NAME = the file's stem).
+    #[arg(long)]
+    pub out_dir: Option<PathBuf>,
+}
+
+pub fn run(a: ExperimentArgs) -> anyhow::Result<()> {
+    let e = Experiment::read(&a.file)?;
+    let name = a.file.file_stem().map(|s| s.to_string_lossy().into_owned()).context("the experiment file needs a name")?;
+    let dir = a.out_dir.clone().unwrap_or_else(|| PathBuf::from("results").join(&name));
+    let csv = dir.join("results.csv");
+    let cells = e.cells();
+    let rows = read_rows(&csv)?;
+    let mut split_sizes = HashMap::new();
+
+    let runner = Runner::new(a.dry_run)?;
+    let caps = caps_available();
+    let mut skipped = Vec::new();
+    let mut done = 0usize;
+    let mut todo: Vec<(usize, &Cell, usize)> = Vec::new();
+    for (i, cell) in cells.iter().enumerate() {
+        let m = &e.models[cell.model];
+        let file = cell.prep.path(&m.name);
+        let fname = file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let n = scored_examples(cell, &mut split_sizes)?;
+        if rows.iter().any(|r| row_matches(r, cell, &fname, n)) {
+            done += 1;
+        } else if let (Some(_), Err(why)) = (cell.mem_cap, &caps) {
+            skipped.push(format!("{}: memory caps unavailable here ({why})", cell.label(&m.name)));
+        } else {
+            todo.push((i, cell, n));
+        }
+    }
+    eprintln!("experiment {name}: {} cells, {done} done, {} to run, {} skipped", cells.len(), todo.len(), skipped.len());
+    if a.dry_run {
+        for (i, cell) in cells.iter().enumerate() {
+            let m = &e.models[cell.model];
+            let state = if todo.iter().any(|t| t.0 == i) { "to run" } else if skipped.iter().any(|s| s.starts_with(&cell.label(&m.name))) { "skipped" } else { "done" };
+            println!("{:>4} {state:<7} {}  [{}]", i + 1, cell.label(&m.name), cell.prep.path(&m.name).display());
+        }
+    }
+    for s in &skipped {
+        eprintln!("experiment: skipping {s}");
+    }
+
+    let mut failures = Vec::new();
+    if !a.report_only && !todo.is_empty() {
+        if !a.dry_run {
+            std::fs::create_dir_all(dir.join("outputs")).with_context(|| format!("creating {}", dir.display()))?;
+        }
+        // Prepare per model, then run that model's cells. One overall bar (cells,
+        // ETA) and one bar per cell, fed by the child's progress lines.
+        let multi = indicatif::MultiProgress::new();
+        let say = |line: String| if multi.is_hidden() { eprintln!("{line}") } else { multi.suspend(|| eprintln!("{line}")) };
+        let overall = multi.add(crate::profile::progress_bar(true, todo.len() as u64, &format!("experiment {name}")));
+        for (mi, m) in e.models.iter().enumerate() {
+            let mine: Vec<&(usize, &Cell, usize)> = todo.iter().filter(|t| t.1.model == mi).collect();
+            if mine.is_empty() {
+                continue;
+            }
+            let refs: Vec<&Cell> = mine.iter().map(|t| t.1).collect();
+            let pm = multi.suspend(|| prepare_model(&runner, m, &e, &refs))?;
+            for (_, cell, _) in mine {
+                let file = multi.suspend(|| prepare_file(&runner, m, &pm, &cell.prep))?;
+                if a.dry_run {
+                    continue;
+                }
+                let out = dir.join("outputs").join(outputs_name(cell, &file));
+                let args = eval_args(cell, &file, &csv, Some(&out), e.threads);
+                let label = cell.label(&m.name);
+                let bar = multi.add(crate::profile::progress_bar(true, cell.examples as u64, "  cell"));
+                bar.set_message(label.clone());
+                let t0 = Instant::now();
+                match run_cell(&runner, &args, &bar) {
+                    Ok(()) => say(format!("done {label} ({:.0} s)", t0.elapsed().as_secs_f64())),
+                    Err(err) => {
+                        say(format!("FAILED {label}: {err:#}"));
+                        failures.push(format!("{label}: {err:#}"));
+                    }
+                }
+                bar.finish_and_clear();
+                multi.remove(&bar);
+                overall.inc(1);
+            }
+        }
+        overall.finish_and_clear();
+    }
+    if a.dry_run {
+        return Ok(());
+    }
+
+    let rows = read_rows(&csv)?;
+    let done = cells
+        .iter()
+        .filter(|c| {
+            let file = c.prep.path(&e.models[c.model].name);
+            let fname = file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            scored_examples(c, &mut split_sizes).is_ok_and(|n| rows.iter().any(|r| row_matches(r, c, &fname, n)))
+        })
+        .count();
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    let points: Vec<PlotPoint> = rows.iter().map(|r| PlotPoint { model: model_label(&e, r), row: r }).collect();
+    let d = &e.defaults;
+    let defaults = Defaults { load: d.load.0, static_share: d.static_share.0, compute: d.compute.0, token_share: d.token_share.0 };
+    let plots = if rows.is_empty() { Vec::new() } else { write_plots(&points, &defaults, &dir)? };
+    skipped.extend(failures.iter().map(|f| format!("failed: {f}")));
+    let ctx = ReportContext { name: &name, yaml: &a.file, total_cells: cells.len(), done_cells: done, skipped: &skipped, plots: &plots };
+    write_readme(&e, &rows, &ctx, &dir)?;
+    eprintln!("experiment {name}: {done} of {} cells have rows; wrote {}", cells.len(), dir.join("README.md").display());
+    if !failures.is_empty() {
+        bail!("{} cell(s) failed:\n{}", failures.len(), failures.join("\n"));
+    }
+    Ok(())
+}

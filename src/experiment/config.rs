@@ -1,0 +1,579 @@
+//! The experiment YAML: what to run, and its expansion into cells.
+//!
+//! Values are checked while the YAML is read (shares in (0, 1], sizes with units,
+//! method names, which parameters a method takes), so a mistake is reported with
+//! the field's path and line by serde_yaml, e.g.
+//! `methods[2].load[1]: load must be in (0, 1], not 1.5 at line 14 column 17`.
+
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context};
+use serde::Deserialize;
+
+use crate::eval::harness::Method;
+use crate::tasks::Task;
+
+/// A share of a layer's N neurons, in (0, 1].
+#[derive(Debug, Clone, Copy, PartialEq, PartialOrd, Deserialize)]
+#[serde(try_from = "f64")]
+pub struct Share(pub f64);
+
+impl TryFrom<f64> for Share {
+    type Error = String;
+    fn try_from(v: f64) -> Result<Self, String> {
+        if v > 0.0 && v <= 1.0 {
+            Ok(Share(v))
+        } else {
+            Err(format!("a share must be in (0, 1], not {v}"))
+        }
+    }
+}
+
+/// A byte size written with a unit (`192MiB`, `6GiB`, `500MB`) or as a number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Size(pub u64);
+
+impl<'de> Deserialize<'de> for Size {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = Size;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a size such as 192MiB, 6GiB or a number of bytes")
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Size, E> {
+                Ok(Size(v))
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Size, E> {
+                crate::select::budget::parse_size(v).map(Size).map_err(E::custom)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// A layer range `START..END` (sparsified layers).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(try_from = "String")]
+pub struct Layers(pub Range<usize>);
+
+impl TryFrom<String> for Layers {
+    type Error = String;
+    fn try_from(s: String) -> Result<Self, String> {
+        crate::select::rewrite::parse_layer_range(&s).map(Layers).map_err(|e| e.to_string())
+    }
+}
+
+/// One value or a list of values (a grid axis).
+#[derive(Debug, Clone)]
+pub enum Grid<T> {
+    /// A single value.
+    One(T),
+    /// Every value, one cell each.
+    Many(Vec<T>),
+}
+
+// By hand rather than `#[serde(untagged)]`, which would replace the element's own
+// error ("a share must be in (0, 1]") with "did not match any variant".
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Grid<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::IntoDeserializer;
+        struct V<T>(std::marker::PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> serde::de::Visitor<'de> for V<T> {
+            type Value = Grid<T>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a value or a list of values")
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Grid<T>, A::Error> {
+                let mut v = Vec::new();
+                while let Some(x) = seq.next_element()? {
+                    v.push(x);
+                }
+                Ok(Grid::Many(v))
+            }
+            fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Grid<T>, E> {
+                T::deserialize(v.into_deserializer()).map(Grid::One)
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Grid<T>, E> {
+                T::deserialize(v.into_deserializer()).map(Grid::One)
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Grid<T>, E> {
+                T::deserialize(v.into_deserializer()).map(Grid::One)
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Grid<T>, E> {
+                T::deserialize(v.into_deserializer()).map(Grid::One)
+            }
+        }
+        d.deserialize_any(V(std::marker::PhantomData))
+    }
+}
+
+impl<T: Clone> Grid<T> {
+    fn values(&self) -> Vec<T> {
+        match self {
+            Grid::One(v) => vec![v.clone()],
+            Grid::Many(v) => v.clone(),
+        }
+    }
+}
+
+/// Where a model comes from.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModelSpec {
+    /// Name: prepared files are `models/NAME.F16.gguf`, `models/NAME.q4_k_m.gguf`, ...
+    pub name: String,
+    /// A GGUF converted once to the F16 reference (unless it is F16 already).
+    pub source: Option<PathBuf>,
+    /// Instead of a source: a synthetic random-weight model of this shape
+    /// (`selectinfer synth --shape`); speed and memory only.
+    pub synth: Option<String>,
+    /// `scripts/setup.sh` model key that fetches the source (smollm2, gemma3).
+    pub setup: Option<String>,
+    /// Profile directory (rankings); profiled from the F16 model if it has none.
+    pub profile: PathBuf,
+    /// Profiling prompts per task when the profile has to be made.
+    #[serde(default = "default_profile_prompts")]
+    pub profile_prompts: usize,
+    /// Generated tokens per profiling prompt when the profile has to be made.
+    #[serde(default = "default_profile_gen")]
+    pub profile_gen_tokens: usize,
+}
+
+fn default_profile_prompts() -> usize {
+    40
+}
+fn default_profile_gen() -> usize {
+    32
+}
+
+/// A task and how it is evaluated.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TaskSpec {
+    /// qa, translate or summarize.
+    pub task: Task,
+    /// Evaluation examples (from the evaluation split).
+    pub examples: usize,
+    /// Solved examples before each prompt (from the profiling split).
+    #[serde(default)]
+    pub shots: usize,
+    /// JSON Lines dataset (default: the bundled one).
+    pub data: Option<PathBuf>,
+}
+
+/// The paper's settings, used where a method entry does not give its own.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Defaults {
+    /// gamma.
+    #[serde(default = "d_load")]
+    pub load: Share,
+    /// delta.
+    #[serde(default = "d_static", rename = "static")]
+    pub static_share: Share,
+    /// phi.
+    #[serde(default = "d_compute")]
+    pub compute: Share,
+    /// alpha.
+    #[serde(default = "d_token_share")]
+    pub token_share: Share,
+}
+
+fn d_load() -> Share {
+    Share(0.7)
+}
+fn d_static() -> Share {
+    Share(0.3)
+}
+fn d_compute() -> Share {
+    Share(0.4)
+}
+fn d_token_share() -> Share {
+    Share(0.2)
+}
+
+impl Default for Defaults {
+    fn default() -> Self {
+        Defaults { load: d_load(), static_share: d_static(), compute: d_compute(), token_share: d_token_share() }
+    }
+}
+
+/// One method entry: a method and its parameter grid.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(try_from = "RawMethodSpec")]
+pub struct MethodSpec {
+    /// The method.
+    pub method: Method,
+    raw: RawMethodSpec,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawMethodSpec {
+    method: Method,
+    load: Option<Grid<Share>>,
+    #[serde(rename = "static")]
+    static_share: Option<Grid<Share>>,
+    compute: Option<Grid<Share>>,
+    token_share: Option<Grid<Share>>,
+    layers: Option<Layers>,
+    seed: Option<u64>,
+    mem_cap: Option<Grid<Size>>,
+    /// Restrict to these tasks (default: all of the experiment's).
+    tasks: Option<Vec<Task>>,
+    /// Override the tasks' example counts.
+    examples: Option<usize>,
+    /// Speed and memory only: tokens generated per prompt, no scores.
+    speed_only: Option<usize>,
+}
+
+/// Which parameters a method takes.
+struct Takes {
+    slice: bool,
+    compute: bool,
+}
+
+fn takes(m: Method) -> Takes {
+    match m {
+        Method::Reference | Method::Q4_0 | Method::Q4KM | Method::Q8_0 | Method::DiskOffload => Takes { slice: false, compute: false },
+        Method::DenseLoaded => Takes { slice: true, compute: false },
+        Method::Selectinfer | Method::CoreinferLoading | Method::RandomLoading => Takes { slice: true, compute: true },
+        Method::Coreinfer => Takes { slice: false, compute: true },
+    }
+}
+
+impl TryFrom<RawMethodSpec> for MethodSpec {
+    type Error = String;
+    fn try_from(r: RawMethodSpec) -> Result<Self, String> {
+        let t = takes(r.method);
+        let name = r.method.name();
+        let refuse = |field: &str| Err(format!("method {name} takes no {field}"));
+        if !t.slice && (r.load.is_some() || r.static_share.is_some()) {
+            return refuse(if r.load.is_some() { "load" } else { "static" });
+        }
+        if !t.compute && (r.compute.is_some() || r.token_share.is_some()) {
+            return refuse(if r.compute.is_some() { "compute" } else { "token_share" });
+        }
+        if r.method == Method::CoreinferLoading && r.static_share.is_some() {
+            return refuse("static (it computes dynamic neurons only)");
+        }
+        if r.seed.is_some() && r.method != Method::RandomLoading {
+            return refuse("seed (only random-loading draws neurons)");
+        }
+        if r.layers.is_some() && !(t.slice || t.compute) {
+            return refuse("layers");
+        }
+        if r.method == Method::DiskOffload && r.mem_cap.is_none() {
+            return Err("method disk-offload needs mem_cap (below the model's size)".into());
+        }
+        if matches!(&r.tasks, Some(v) if v.is_empty()) || matches!(&r.load, Some(Grid::Many(v)) if v.is_empty()) || matches!(&r.compute, Some(Grid::Many(v)) if v.is_empty()) {
+            return Err("an empty list would give no cells".into());
+        }
+        Ok(MethodSpec { method: r.method, raw: r })
+    }
+}
+
+/// A whole experiment file.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Experiment {
+    /// What the experiment shows (copied into its README).
+    #[serde(default)]
+    pub description: String,
+    /// CPU threads of every cell.
+    #[serde(default = "default_threads")]
+    pub threads: i32,
+    /// Models.
+    pub models: Vec<ModelSpec>,
+    /// Tasks.
+    pub tasks: Vec<TaskSpec>,
+    /// The paper's settings.
+    #[serde(default)]
+    pub defaults: Defaults,
+    /// Method entries.
+    pub methods: Vec<MethodSpec>,
+}
+
+fn default_threads() -> i32 {
+    crate::engine::default_threads()
+}
+
+/// How a cell's model file is made.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Prep {
+    /// The F16 reference.
+    F16,
+    /// llama.cpp's quantizer on the F16 reference.
+    Quant(&'static str),
+    /// A profile-guided slice of the F16 reference.
+    ProfileSlice { task: Task, load: f64, static_share: f64, layers: Option<Range<usize>> },
+    /// A random slice of the F16 reference.
+    RandomSlice { load: f64, static_share: f64, layers: Option<Range<usize>>, seed: u64 },
+}
+
+/// One run: a model file, a method and its options, a task -> one CSV row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Cell {
+    /// Index into [`Experiment::models`].
+    pub model: usize,
+    /// The method.
+    pub method: Method,
+    /// The task.
+    pub task: Task,
+    /// Dataset.
+    pub data: PathBuf,
+    /// Most evaluation examples.
+    pub examples: usize,
+    /// k-shot examples.
+    pub shots: usize,
+    /// How the model file is made.
+    pub prep: Prep,
+    /// phi and alpha, for computing methods.
+    pub compute: Option<(f64, f64)>,
+    /// Dynamic neurons only (CoreInfer on a slice).
+    pub no_static: bool,
+    /// Sparsified layers for computing on an unsliced file.
+    pub compute_layers: Option<Range<usize>>,
+    /// Memory cap.
+    pub mem_cap: Option<u64>,
+    /// Speed-only tokens.
+    pub speed_only: Option<usize>,
+}
+
+impl Experiment {
+    /// Reads and checks an experiment file.
+    pub fn read(path: &Path) -> anyhow::Result<Experiment> {
+        let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        Experiment::parse(&text).with_context(|| format!("{} is not a valid experiment", path.display()))
+    }
+
+    /// Parses and checks experiment YAML text.
+    pub fn parse(text: &str) -> anyhow::Result<Experiment> {
+        // serde_yaml's errors carry the field's path and line, e.g.
+        // "methods[1].load[1]: ... at line 15 column 17".
+        let e: Experiment = serde_yaml::from_str(text)?;
+        if e.models.is_empty() || e.tasks.is_empty() || e.methods.is_empty() {
+            bail!("models, tasks and methods each need at least one entry");
+        }
+        let mut names: Vec<&str> = e.models.iter().map(|m| m.name.as_str()).collect();
+        names.sort();
+        if let Some(w) = names.windows(2).find(|w| w[0] == w[1]) {
+            bail!("models: the name {} is used twice", w[0]);
+        }
+        for (i, m) in e.models.iter().enumerate() {
+            if m.source.is_some() == m.synth.is_some() {
+                bail!("models[{i}] ({}): give exactly one of source and synth", m.name);
+            }
+            if !m.name.chars().all(|c| c.is_ascii_alphanumeric() || "._-".contains(c)) {
+                bail!("models[{i}].name: use letters, digits, '.', '_' and '-' only, not {:?}", m.name);
+            }
+        }
+        for (i, m) in e.methods.iter().enumerate() {
+            if let Some(tasks) = &m.raw.tasks {
+                if let Some(t) = tasks.iter().find(|t| !e.tasks.iter().any(|s| s.task == **t)) {
+                    bail!("methods[{i}].tasks: {t} is not among the experiment's tasks");
+                }
+            }
+        }
+        Ok(e)
+    }
+
+    /// Every cell, in file order: models, then method entries, then tasks, then grid.
+    pub fn cells(&self) -> Vec<Cell> {
+        let d = &self.defaults;
+        let mut cells = Vec::new();
+        for (mi, _) in self.models.iter().enumerate() {
+            for m in &self.methods {
+                let r = &m.raw;
+                let t = takes(m.method);
+                let grid = |g: &Option<Grid<Share>>, default: Share| g.as_ref().map_or(vec![default.0], |g| g.values().iter().map(|s| s.0).collect());
+                let loads = if t.slice { grid(&r.load, d.load) } else { vec![1.0] };
+                let statics = if t.slice && m.method != Method::CoreinferLoading { grid(&r.static_share, d.static_share) } else { vec![0.0] };
+                let computes: Vec<Option<f64>> = if t.compute { grid(&r.compute, d.compute).into_iter().map(Some).collect() } else { vec![None] };
+                let alphas = if t.compute { grid(&r.token_share, d.token_share) } else { vec![0.0] };
+                let caps: Vec<Option<u64>> = r.mem_cap.as_ref().map_or(vec![None], |g| g.values().iter().map(|s| Some(s.0)).collect());
+                for ts in &self.tasks {
+                    if r.tasks.as_ref().is_some_and(|v| !v.contains(&ts.task)) {
+                        continue;
+                    }
+                    for &load in &loads {
+                        for &st in &statics {
+                            for &phi in &computes {
+                                for &alpha in &alphas {
+                                    for &cap in &caps {
+                                        let c = self.cell(mi, m, ts, load, st, phi.map(|p| (p, alpha)), cap);
+                                        // Two entries may name the same cell (a sweep through the defaults).
+                                        if !cells.contains(&c) {
+                                            cells.push(c);
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        cells
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn cell(&self, model: usize, m: &MethodSpec, ts: &TaskSpec, load: f64, static_share: f64, compute: Option<(f64, f64)>, mem_cap: Option<u64>) -> Cell {
+        let r = &m.raw;
+        let layers = r.layers.as_ref().map(|l| l.0.clone());
+        // The slice file keeps the static set even for CoreInfer on a slice: the
+        // file is the same profile slice, and --no-static ignores it.
+        let slice_static = if m.method == Method::CoreinferLoading { self.defaults.static_share.0 } else { static_share };
+        let prep = match m.method {
+            Method::Reference | Method::Coreinfer | Method::DiskOffload => Prep::F16,
+            Method::Q4_0 => Prep::Quant("q4_0"),
+            Method::Q4KM => Prep::Quant("q4_k_m"),
+            Method::Q8_0 => Prep::Quant("q8_0"),
+            Method::DenseLoaded | Method::Selectinfer | Method::CoreinferLoading => Prep::ProfileSlice { task: ts.task, load, static_share: slice_static, layers: layers.clone() },
+            Method::RandomLoading => Prep::RandomSlice { load, static_share, layers: layers.clone(), seed: r.seed.unwrap_or(0) },
+        };
+        Cell {
+            model,
+            method: m.method,
+            task: ts.task,
+            data: ts.data.clone().unwrap_or_else(|| PathBuf::from(ts.task.bundled_data())),
+            examples: r.examples.unwrap_or(ts.examples),
+            shots: ts.shots,
+            prep,
+            compute,
+            no_static: m.method == Method::CoreinferLoading,
+            compute_layers: if m.method == Method::Coreinfer { layers } else { None },
+            mem_cap,
+            speed_only: r.speed_only,
+        }
+    }
+}
+
+/// How a share is written in file names: at least one decimal (`0.7`, `1.0`).
+pub fn share_text(v: f64) -> String {
+    if v.fract() == 0.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v}")
+    }
+}
+
+impl Prep {
+    /// The prepared file's path for model `name` (deterministic, so a re-run finds it).
+    pub fn path(&self, name: &str) -> PathBuf {
+        let layers = |l: &Option<Range<usize>>| l.as_ref().map_or(String::new(), |r| format!("-layers{}-{}", r.start, r.end));
+        let stat = |s: f64| if (s - 0.3).abs() < 1e-12 { String::new() } else { format!("-static{}", share_text(s)) };
+        let file = match self {
+            Prep::F16 => format!("{name}.F16.gguf"),
+            Prep::Quant(q) => format!("{name}.{q}.gguf"),
+            Prep::ProfileSlice { task, load, static_share, layers: l } => format!("{name}.F16.{task}-load{}{}{}.gguf", share_text(*load), stat(*static_share), layers(l)),
+            Prep::RandomSlice { load, static_share, layers: l, seed } => format!(
+                "{name}.random-load{}{}{}{}.gguf",
+                share_text(*load),
+                stat(*static_share),
+                layers(l),
+                if *seed == 0 { String::new() } else { format!("-seed{seed}") }
+            ),
+        };
+        Path::new("models").join(file)
+    }
+}
+
+impl Cell {
+    /// A short label of the cell's setting, e.g. `selectinfer qa load 0.7 static 0.3 compute 0.4 alpha 0.2`.
+    pub fn label(&self, model: &str) -> String {
+        let mut s = format!("{model} {} {}", self.method.name(), self.task);
+        match &self.prep {
+            Prep::ProfileSlice { load, static_share, .. } | Prep::RandomSlice { load, static_share, .. } => {
+                s += &format!(" load {}", share_text(*load));
+                if !self.no_static {
+                    s += &format!(" static {}", share_text(*static_share));
+                }
+            }
+            _ => {}
+        }
+        if let Some((phi, alpha)) = self.compute {
+            s += &format!(" compute {} alpha {}", share_text(phi), share_text(alpha));
+        }
+        if let Some(cap) = self.mem_cap {
+            s += &format!(" cap {}", crate::output::format_bytes(cap));
+        }
+        if let Some(n) = self.speed_only {
+            s += &format!(" speed-only {n}");
+        }
+        s
+    }
+}
+
+/// Checks that the text parses, for callers that only want the error.
+pub fn check_text(text: &str) -> anyhow::Result<usize> {
+    Ok(Experiment::parse(text)?.cells().len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GOOD: &str = "
+description: test
+threads: 2
+models:
+  - name: tiny
+    source: models/tiny.gguf
+    profile: profiles/tiny
+tasks:
+  - {task: qa, examples: 10, shots: 1}
+  - {task: translate, examples: 5}
+methods:
+  - method: reference
+  - method: selectinfer
+    load: [0.55, 0.7]
+    compute: [0.3, 0.4]
+  - method: disk-offload
+    mem_cap: 192MiB
+    tasks: [translate]
+    speed_only: 16
+";
+
+    #[test]
+    fn grid_expands_in_order() {
+        let e = Experiment::parse(GOOD).unwrap();
+        let cells = e.cells();
+        // reference x 2 tasks, selectinfer 2 tasks x 2 loads x 2 computes, disk-offload x 1.
+        assert_eq!(cells.len(), 2 + 8 + 1);
+        let c = &cells[2];
+        assert_eq!((c.method, c.task, c.compute), (Method::Selectinfer, Task::Qa, Some((0.3, 0.2))));
+        assert_eq!(c.prep, Prep::ProfileSlice { task: Task::Qa, load: 0.55, static_share: 0.3, layers: None });
+        assert_eq!(c.prep.path("tiny"), Path::new("models/tiny.F16.qa-load0.55.gguf"));
+        let last = cells.last().unwrap();
+        assert_eq!((last.mem_cap, last.speed_only, last.task), (Some(192 << 20), Some(16), Task::Translate));
+        assert_eq!(Prep::Quant("q4_k_m").path("m"), Path::new("models/m.q4_k_m.gguf"));
+        assert_eq!(Prep::RandomSlice { load: 1.0, static_share: 0.3, layers: Some(2..5), seed: 3 }.path("m"), Path::new("models/m.random-load1.0-layers2-5-seed3.gguf"));
+    }
+
+    fn err(text: &str) -> String {
+        format!("{:#}", Experiment::parse(text).unwrap_err())
+    }
+
+    #[test]
+    fn errors_name_the_field_and_line() {
+        let bad_share = GOOD.replace("load: [0.55, 0.7]", "load: [0.55, 1.5]");
+        let e = err(&bad_share);
+        assert!(e.contains("methods[1]") && e.contains("1.5") && e.contains("line 14"), "{e}");
+        let e = err(&GOOD.replace("method: reference", "method: quantum"));
+        assert!(e.contains("methods[0]") && e.contains("quantum") && e.contains("line 12"), "{e}");
+        let e = err(&GOOD.replace("examples: 10", "exampels: 10"));
+        assert!(e.contains("tasks[0]") && e.contains("exampels") && e.contains("line 9"), "{e}");
+        let e = err(&GOOD.replace("  - method: reference", "  - method: reference\n    load: 0.5"));
+        // Checks across fields name the entry's list and its line.
+        assert!(e.contains("methods") && e.contains("takes no load") && e.contains("line 12"), "{e}");
+        let e = err(&GOOD.replace("    mem_cap: 192MiB\n", ""));
+        assert!(e.contains("needs mem_cap"), "{e}");
+        let e = err(&GOOD.replace("192MiB", "192 parsecs"));
+        assert!(e.contains("methods[2].mem_cap"), "{e}");
+        let e = err(&GOOD.replace("tasks: [translate]", "tasks: [summarize]"));
+        assert!(e.contains("methods[2].tasks") && e.contains("summarize"), "{e}");
+    }
+}

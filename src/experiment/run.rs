@@ -1,0 +1,363 @@
+//! Running an experiment: prepare the files its cells need (cached by content), run
+//! each unfinished cell as a child `selectinfer eval`, one CSV row per cell.
+//!
+//! Cells run as child processes so that each row's peak RSS, major faults and
+//! memory cap belong to that cell alone, and so that a crash or Ctrl-C loses at
+//! most the running cell: rows are appended atomically by the child, and a re-run
+//! skips every cell whose row is already in the CSV.
+
+use std::collections::HashMap;
+use std::io::BufRead;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use anyhow::{bail, Context};
+
+use super::config::{Cell, Experiment, ModelSpec, Prep};
+use crate::eval::harness::{EvalRow, Method};
+use crate::gguf::GgufFile;
+use crate::model::ModelInfo;
+use crate::select::SliceMeta;
+use crate::tasks::{read_examples, Split, TEMPLATE_VERSION};
+
+/// Reads the rows of a results CSV (none if it does not exist yet).
+pub fn read_rows(path: &Path) -> anyhow::Result<Vec<EvalRow>> {
+    let file = match std::fs::File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
+    };
+    let mut rows = Vec::new();
+    for (i, r) in csv::Reader::from_reader(file).deserialize().enumerate() {
+        rows.push(r.with_context(|| format!("{}: row {} does not have the eval columns", path.display(), i + 2))?);
+    }
+    Ok(rows)
+}
+
+/// Whether `row` is the result of `cell` (whose file is named `file`, with
+/// `examples` the number of examples the cell scores).
+pub fn row_matches(row: &EvalRow, cell: &Cell, file: &str, examples: usize) -> bool {
+    let close = |a: f64, b: f64| (a - b).abs() < 1e-9;
+    let opt_close = |a: Option<f64>, b: Option<f64>| match (a, b) {
+        (Some(a), Some(b)) => close(a, b),
+        (None, None) => true,
+        _ => false,
+    };
+    let (load, static_share) = match &cell.prep {
+        Prep::ProfileSlice { load, static_share, .. } | Prep::RandomSlice { load, static_share, .. } => (*load, if cell.no_static { 0.0 } else { *static_share }),
+        _ => (1.0, 0.0),
+    };
+    let data = cell.data.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    row.model == file
+        && row.method == cell.method.name()
+        && row.task == cell.task.name()
+        && row.data == data
+        && row.examples == examples
+        && row.shots == cell.shots
+        && row.template_version == TEMPLATE_VERSION
+        && close(row.load, load)
+        && close(row.static_share, static_share)
+        && opt_close(row.compute, cell.compute.map(|c| c.0))
+        && opt_close(row.token_share, cell.compute.map(|c| c.1))
+        && row.mem_cap_bytes == cell.mem_cap
+        && row.speed_only_tokens == cell.speed_only
+}
+
+/// Runs child `selectinfer` commands, sharing the terminal with the bars.
+pub struct Runner {
+    exe: PathBuf,
+    /// Print what would run and run nothing.
+    pub dry_run: bool,
+    /// Steps a dry run has listed already (it writes no files to find later).
+    listed: std::cell::RefCell<std::collections::HashSet<String>>,
+}
+
+impl Runner {
+    /// A runner that starts this same executable.
+    pub fn new(dry_run: bool) -> anyhow::Result<Runner> {
+        Ok(Runner { exe: std::env::current_exe().context("locating the selectinfer executable")?, dry_run, listed: Default::default() })
+    }
+
+    /// Runs a preparation step with its output on the terminal.
+    fn step(&self, what: &str, args: &[String]) -> anyhow::Result<()> {
+        let line = format!("selectinfer {}", args.join(" "));
+        if self.dry_run {
+            if self.listed.borrow_mut().insert(line.clone()) {
+                eprintln!("experiment: would prepare {what}: {line}");
+            }
+            return Ok(());
+        }
+        eprintln!("experiment: {what}: {line}");
+        let status = Command::new(&self.exe).args(args).stdout(Stdio::null()).status().with_context(|| format!("starting {}", self.exe.display()))?;
+        if !status.success() {
+            bail!("{what} failed ({status})");
+        }
+        Ok(())
+    }
+}
+
+/// A text file next to a prepared model saying how it was made; a prepared file is
+/// reused only when its recipe (inputs' hashes included) is unchanged.
+fn recipe_path(file: &Path) -> PathBuf {
+    let mut name = file.file_name().unwrap_or_default().to_os_string();
+    name.push(".recipe");
+    file.with_file_name(name)
+}
+
+fn recipe_matches(file: &Path, recipe: &str) -> bool {
+    file.exists() && std::fs::read_to_string(recipe_path(file)).is_ok_and(|r| r == recipe)
+}
+
+fn write_recipe(file: &Path, recipe: &str) -> anyhow::Result<()> {
+    crate::fsutil::write_atomic(&recipe_path(file), recipe.as_bytes()).with_context(|| format!("writing the recipe of {}", file.display()))
+}
+
+fn sha(path: &Path) -> anyhow::Result<String> {
+    crate::profile::file_sha256(path).with_context(|| format!("hashing {}", path.display()))
+}
+
+/// What was prepared for one model.
+#[derive(Debug, Clone)]
+pub struct PreparedModel {
+    /// The F16 reference.
+    pub f16: PathBuf,
+    /// Its sha256.
+    pub f16_sha256: String,
+}
+
+/// Makes (or finds) the F16 reference and the profile of a model.
+pub fn prepare_model(r: &Runner, m: &ModelSpec, e: &Experiment, cells: &[&Cell]) -> anyhow::Result<PreparedModel> {
+    let f16 = Prep::F16.path(&m.name);
+    if let Some(parent) = f16.parent().filter(|_| !r.dry_run) {
+        std::fs::create_dir_all(parent).with_context(|| format!("creating {}", parent.display()))?;
+    }
+    let recipe = if let Some(src) = &m.source {
+        if !src.exists() {
+            match &m.setup {
+                Some(key) if !r.dry_run => {
+                    eprintln!("experiment: fetching {} with scripts/setup.sh ({key})", src.display());
+                    let st = Command::new("scripts/setup.sh").env("SELECTINFER_MODELS", key).status().context("running scripts/setup.sh")?;
+                    if !st.success() || !src.exists() {
+                        bail!("scripts/setup.sh did not provide {}", src.display());
+                    }
+                }
+                Some(_) => {}
+                None => bail!("model {}: source {} does not exist", m.name, src.display()),
+            }
+        }
+        format!("convert --to f16 from {} sha256 {}\n", src.display(), if src.exists() { sha(src)? } else { "(missing)".into() })
+    } else {
+        format!("synth --shape {} --type f16 --seed 1\n", m.synth.as_deref().unwrap_or_default())
+    };
+    if !recipe_matches(&f16, &recipe) {
+        let args: Vec<String> = match (&m.source, &m.synth) {
+            (Some(src), _) => vec!["convert".into(), src.display().to_string(), "--to".into(), "f16".into(), "-o".into(), f16.display().to_string()],
+            (_, Some(shape)) => vec!["synth".into(), "--shape".into(), shape.clone(), "--type".into(), "f16".into(), "--seed".into(), "1".into(), "-o".into(), f16.display().to_string()],
+            _ => unreachable!("checked when the experiment was read"),
+        };
+        r.step(&format!("{} F16 reference", m.name), &args)?;
+        if !r.dry_run {
+            write_recipe(&f16, &recipe)?;
+        }
+    }
+    let f16_sha256 = if f16.exists() { sha(&f16)? } else { String::new() };
+
+    // Profiles: every task a profile slice needs, plus the merge.
+    let mut tasks: Vec<_> = cells.iter().filter_map(|c| if let Prep::ProfileSlice { task, .. } = c.prep { Some(task) } else { None }).collect();
+    tasks.sort();
+    tasks.dedup();
+    let missing: Vec<_> = tasks.iter().filter(|t| !crate::profile::ranking::task_ranking_path(&m.profile, **t).exists()).collect();
+    if !missing.is_empty() || (!tasks.is_empty() && !crate::profile::ranking::model_ranking_path(&m.profile).exists()) {
+        for spec in &e.tasks {
+            let raw_exists = m.profile.join("raw").join(format!("{}.json", spec.task)).exists();
+            if raw_exists && !missing.contains(&&spec.task) {
+                continue;
+            }
+            let mut args: Vec<String> = vec!["profile".into(), "-m".into(), f16.display().to_string(), "--task".into(), spec.task.name().into()];
+            args.extend(["--limit".into(), m.profile_prompts.to_string(), "--gen-tokens".into(), m.profile_gen_tokens.to_string()]);
+            args.extend(["-o".into(), m.profile.display().to_string(), "--no-merge".into(), "-t".into(), e.threads.to_string()]);
+            if let Some(d) = &spec.data {
+                args.extend(["--data".into(), d.display().to_string()]);
+            }
+            r.step(&format!("{} profile {}", m.name, spec.task), &args)?;
+        }
+        r.step(&format!("{} profile merge", m.name), &["profile".into(), "merge".into(), m.profile.display().to_string()])?;
+    }
+    Ok(PreparedModel { f16, f16_sha256 })
+}
+
+/// Makes (or finds) the file of one cell.
+pub fn prepare_file(r: &Runner, m: &ModelSpec, pm: &PreparedModel, prep: &Prep) -> anyhow::Result<PathBuf> {
+    let path = prep.path(&m.name);
+    let f16 = pm.f16.display().to_string();
+    match prep {
+        Prep::F16 => {}
+        Prep::Quant(q) => {
+            let recipe = format!("convert --to {q} from F16 sha256 {}\n", pm.f16_sha256);
+            if !recipe_matches(&path, &recipe) {
+                r.step(&format!("{} {q}", m.name), &["convert".into(), f16, "--to".into(), q.to_string(), "-o".into(), path.display().to_string()])?;
+                if !r.dry_run {
+                    write_recipe(&path, &recipe)?;
+                }
+            }
+        }
+        Prep::ProfileSlice { task, load, static_share, layers } => {
+            if !slice_is_current(&path, pm, prep, Some(&m.profile))? {
+                let mut args = vec!["slice".into(), "-m".into(), f16, "--profile".into(), m.profile.display().to_string(), "--task".into(), task.name().into()];
+                args.extend(slice_args(*load, *static_share, layers, &path));
+                r.step(&format!("{} slice", m.name), &args)?;
+            }
+        }
+        Prep::RandomSlice { load, static_share, layers, seed } => {
+            if !slice_is_current(&path, pm, prep, None)? {
+                let mut args = vec!["slice".into(), "-m".into(), f16, "--random".into(), "--random-seed".into(), seed.to_string()];
+                args.extend(slice_args(*load, *static_share, layers, &path));
+                r.step(&format!("{} random slice", m.name), &args)?;
+            }
+        }
+    }
+    Ok(path)
+}
+
+fn slice_args(load: f64, static_share: f64, layers: &Option<std::ops::Range<usize>>, out: &Path) -> Vec<String> {
+    let mut a = vec!["--load".into(), load.to_string(), "--static".into(), static_share.to_string()];
+    if let Some(l) = layers {
+        a.extend(["--layers".into(), format!("{}..{}", l.start, l.end)]);
+    }
+    a.extend(["-o".into(), out.display().to_string()]);
+    a
+}
+
+/// Whether an existing slice was cut from this F16 file (and profile) with these
+/// settings, read from the slice's own metadata.
+fn slice_is_current(path: &Path, pm: &PreparedModel, prep: &Prep, profile: Option<&Path>) -> anyhow::Result<bool> {
+    if !path.exists() {
+        return Ok(false);
+    }
+    let g = GgufFile::read(path)?;
+    let Some(meta) = SliceMeta::from_gguf(&g)? else { return Ok(false) };
+    let close = |a: f64, b: f64| (a - b).abs() < 1e-9;
+    let (load, static_share, layers) = match prep {
+        Prep::ProfileSlice { load, static_share, layers, .. } | Prep::RandomSlice { load, static_share, layers, .. } => (*load, *static_share, layers),
+        _ => return Ok(false),
+    };
+    let info = ModelInfo::from_gguf(&GgufFile::read(&pm.f16)?)?;
+    let range = layers.clone().unwrap_or_else(|| crate::select::default_layer_range(info.n_layer));
+    let source_ok = meta.source_sha256 == pm.f16_sha256 && close(meta.load, load) && close(meta.static_share, static_share) && meta.layer_start == range.start && meta.layer_end == range.end;
+    let selection_ok = match prep {
+        Prep::ProfileSlice { task, .. } => {
+            let dir = profile.expect("profile slices come with a profile");
+            meta.selection == "profile" && meta.profile_sha256 == Some(crate::select::rewrite::profile_sha256(dir, *task)?)
+        }
+        Prep::RandomSlice { seed, .. } => meta.selection == "random" && meta.random_seed == Some(*seed),
+        _ => false,
+    };
+    Ok(source_ok && selection_ok)
+}
+
+/// The arguments of the child `selectinfer eval` of a cell.
+pub fn eval_args(cell: &Cell, file: &Path, csv: &Path, outputs: Option<&Path>, threads: i32) -> Vec<String> {
+    let mut a: Vec<String> = vec!["eval".into(), "-m".into(), file.display().to_string(), "--task".into(), cell.task.name().into()];
+    a.extend(["--method".into(), cell.method.name().into(), "--data".into(), cell.data.display().to_string()]);
+    a.extend(["--limit".into(), cell.examples.to_string(), "--shots".into(), cell.shots.to_string(), "-t".into(), threads.to_string()]);
+    a.extend(["--out".into(), csv.display().to_string()]);
+    if let Some((phi, alpha)) = cell.compute {
+        a.extend(["--compute".into(), phi.to_string(), "--token-share".into(), alpha.to_string()]);
+    }
+    if cell.no_static {
+        a.push("--no-static".into());
+    }
+    if let Some(l) = &cell.compute_layers {
+        a.extend(["--compute-layers".into(), format!("{}..{}", l.start, l.end)]);
+    }
+    if let Some(cap) = cell.mem_cap {
+        a.extend(["--mem-cap".into(), cap.to_string()]);
+    }
+    if let Some(n) = cell.speed_only {
+        a.extend(["--speed-only".into(), n.to_string()]);
+    }
+    if let Some(o) = outputs {
+        a.extend(["--outputs".into(), o.display().to_string()]);
+    }
+    a
+}
+
+/// Examples a cell scores: its count, or fewer if the evaluation split is smaller.
+pub fn scored_examples(cell: &Cell, split_sizes: &mut HashMap<(PathBuf, crate::tasks::Task), usize>) -> anyhow::Result<usize> {
+    let key = (cell.data.clone(), cell.task);
+    if !split_sizes.contains_key(&key) {
+        let ex = read_examples(&cell.data, cell.task)?;
+        split_sizes.insert(key.clone(), Split::Eval.select(&ex).len());
+    }
+    Ok(cell.examples.min(split_sizes[&key]))
+}
+
+/// A file name for a cell's per-example outputs.
+pub fn outputs_name(cell: &Cell, file: &Path) -> String {
+    let stem = file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    let mut n = format!("{stem}.{}.{}", cell.method.name(), cell.task);
+    if let Some((phi, alpha)) = cell.compute {
+        n += &format!(".compute{}-alpha{}", super::config::share_text(phi), super::config::share_text(alpha));
+    }
+    if let Some(cap) = cell.mem_cap {
+        n += &format!(".cap{cap}");
+    }
+    if let Some(s) = cell.speed_only {
+        n += &format!(".speed{s}");
+    }
+    n + &format!(".n{}.jsonl", cell.examples)
+}
+
+/// Runs one cell's child, feeding its progress lines to `bar`; on failure returns
+/// the child's last stderr lines.
+pub fn run_cell(r: &Runner, args: &[String], bar: &indicatif::ProgressBar) -> anyhow::Result<()> {
+    let mut child = Command::new(&r.exe)
+        .args(args)
+        .env(crate::output::PROGRESS_LINES_ENV, "1")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .with_context(|| format!("starting {}", r.exe.display()))?;
+    let stderr = child.stderr.take().expect("piped");
+    let mut tail: Vec<String> = Vec::new();
+    for line in std::io::BufReader::new(stderr).lines() {
+        let line = line.unwrap_or_default();
+        if let Some((pos, len)) = crate::output::parse_progress_line(&line) {
+            bar.set_length(len);
+            bar.set_position(pos);
+        } else if !line.trim().is_empty() {
+            tail.push(line);
+            if tail.len() > 12 {
+                tail.remove(0);
+            }
+        }
+    }
+    let status = child.wait()?;
+    if !status.success() {
+        bail!("{status}: {}", tail.join("\n"));
+    }
+    Ok(())
+}
+
+/// Whether memory caps can be set here (root and cgroup v1), tried for real.
+pub fn caps_available() -> Result<(), String> {
+    let dir = Path::new(crate::memory::CGROUP_V1_MEMORY).join(format!("selectinfer-probe-{}", std::process::id()));
+    std::fs::create_dir(&dir).map_err(|e| format!("cannot create a memory group under {}: {e}", crate::memory::CGROUP_V1_MEMORY))?;
+    let ok = std::fs::write(dir.join("memory.limit_in_bytes"), "1073741824").map_err(|e| format!("cannot set a memory limit: {e}"));
+    let _ = std::fs::remove_dir(&dir);
+    ok
+}
+
+/// Method names in display order (also the plots' colour order).
+pub const METHOD_ORDER: [Method; 10] = [
+    Method::Reference,
+    Method::DenseLoaded,
+    Method::Selectinfer,
+    Method::Coreinfer,
+    Method::CoreinferLoading,
+    Method::RandomLoading,
+    Method::Q4_0,
+    Method::Q4KM,
+    Method::Q8_0,
+    Method::DiskOffload,
+];

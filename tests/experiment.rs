@@ -1,0 +1,130 @@
+//! `selectinfer experiment`: preparation, one row per cell, resume, report and
+//! plots, and YAML errors, on a tiny random-weight model.
+
+mod common;
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use selectinfer::synth::SynthArch;
+
+fn write_qa(dir: &Path) -> std::path::PathBuf {
+    let p = dir.join("tiny_qa.jsonl");
+    let lines: Vec<String> = (0..8)
+        .map(|i| serde_json::json!({"id": format!("q{i}"), "context": "the word of a man", "question": "what is it", "answers": ["the word"]}).to_string())
+        .collect();
+    std::fs::write(&p, lines.join("\n")).unwrap();
+    p
+}
+
+fn experiment(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_selectinfer")).arg("experiment").args(args).current_dir(dir).output().expect("run selectinfer")
+}
+
+fn yaml(model: &Path, data: &Path) -> String {
+    format!(
+        "description: tiny test
+threads: 2
+models:
+  - name: tiny
+    source: {}
+    profile: profiles/tiny
+    profile_prompts: 2
+    profile_gen_tokens: 2
+tasks:
+  - {{task: qa, examples: 3, data: {}}}
+methods:
+  - method: reference
+  - method: selectinfer
+  - {{method: random-loading, load: [0.5, 0.7]}}
+",
+        model.display(),
+        data.display()
+    )
+}
+
+#[test]
+fn runs_every_cell_once_resumes_and_reports() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let data = write_qa(d);
+    let model = common::tiny_model(SynthArch::Llama);
+    std::fs::create_dir_all(d.join("experiments")).unwrap();
+    std::fs::write(d.join("experiments/exp.yaml"), yaml(&model, &data)).unwrap();
+
+    let dry = experiment(d, &["experiments/exp.yaml", "--dry-run"]);
+    let (out, err) = common::text(&dry);
+    assert!(dry.status.success(), "{err}");
+    assert_eq!(out.lines().filter(|l| l.contains("to run")).count(), 4, "{out}");
+    assert!(!d.join("models").exists() && !d.join("results").exists(), "a dry run writes nothing");
+
+    let first = experiment(d, &["experiments/exp.yaml"]);
+    let (_, err) = common::text(&first);
+    assert!(first.status.success(), "{err}");
+    let res = d.join("results/exp");
+    let csv_text = std::fs::read_to_string(res.join("results.csv")).unwrap();
+    let rows: Vec<selectinfer::eval::harness::EvalRow> = csv::Reader::from_reader(csv_text.as_bytes()).deserialize().map(Result::unwrap).collect();
+    let methods: Vec<(&str, f64)> = rows.iter().map(|r| (r.method.as_str(), r.load)).collect();
+    assert_eq!(methods, [("reference", 1.0), ("selectinfer", 0.7), ("random-loading", 0.5), ("random-loading", 0.7)]);
+    assert!(rows.iter().all(|r| r.examples == 3 && r.synthetic && r.task == "qa"));
+    assert_eq!(rows[1].compute, Some(0.4), "the defaults apply where an entry gives no value");
+    // Prepared files, with their recipes, and the profile made for the slice.
+    for f in ["tiny.F16.gguf", "tiny.F16.gguf.recipe", "tiny.F16.qa-load0.7.gguf", "tiny.random-load0.5.gguf"] {
+        assert!(d.join("models").join(f).exists(), "models/{f}");
+    }
+    assert!(d.join("profiles/tiny/task-qa.json").exists() && d.join("profiles/tiny/model.json").exists());
+    let readme = std::fs::read_to_string(res.join("README.md")).unwrap();
+    assert!(readme.contains("Cells with a row: 4 of 4") && readme.contains("## qa") && readme.contains("Synthetic weights"), "{readme}");
+    for f in ["tasks.png", "tasks.svg", "accuracy-vs-memory-qa.png", "accuracy-vs-speed-qa.svg"] {
+        assert!(res.join(f).exists(), "{f}");
+        assert!(readme.contains(f) || f.ends_with(".svg"), "README embeds {f}");
+    }
+    assert_eq!(std::fs::read_dir(res.join("outputs")).unwrap().count(), 4, "per-example outputs of each cell");
+
+    // A re-run finds every cell done and changes nothing.
+    let again = experiment(d, &["experiments/exp.yaml"]);
+    let (_, err) = common::text(&again);
+    assert!(again.status.success() && err.contains("4 done, 0 to run"), "{err}");
+    assert_eq!(std::fs::read_to_string(res.join("results.csv")).unwrap(), csv_text);
+
+    // A lost row (a crash before the child appended it) is run again, alone.
+    let mut lines: Vec<&str> = csv_text.lines().collect();
+    lines.pop();
+    std::fs::write(res.join("results.csv"), lines.join("\n") + "\n").unwrap();
+    let resumed = experiment(d, &["experiments/exp.yaml"]);
+    let (_, err) = common::text(&resumed);
+    assert!(resumed.status.success() && err.contains("3 done, 1 to run"), "{err}");
+    let after = std::fs::read_to_string(res.join("results.csv")).unwrap();
+    assert_eq!(after.lines().count(), 5);
+    assert!(after.lines().last().unwrap().contains("random-loading"));
+}
+
+#[test]
+fn bad_yaml_names_field_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let data = write_qa(d);
+    let model = common::tiny_model(SynthArch::Llama);
+    let bad = yaml(&model, &data).replace("load: [0.5, 0.7]", "load: [0.5, 1.7]");
+    std::fs::write(d.join("bad.yaml"), bad).unwrap();
+    let out = experiment(d, &["bad.yaml"]);
+    let (_, err) = common::text(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("methods[2].load") && err.contains("line 14") && err.contains("1.7"), "{err}");
+    assert!(!err.contains("panicked"));
+    assert!(!d.join("results").exists() && !d.join("models").exists());
+    common::assert_clean_failure(&["experiment", "/nonexistent/exp.yaml"], "reading /nonexistent/exp.yaml");
+}
+
+#[test]
+fn disk_offload_needs_a_cap_below_the_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = write_qa(dir.path());
+    let csv = dir.path().join("r.csv");
+    let m = common::tiny_model(SynthArch::Llama);
+    let base = ["eval", "-m", m.to_str().unwrap(), "--task", "qa", "--data", data.to_str().unwrap(), "--out", csv.to_str().unwrap(), "--method", "disk-offload"];
+    common::assert_clean_failure(&base, "method disk-offload needs --mem-cap");
+    common::assert_clean_failure(&[&base[..], &["--mem-cap", "1GiB"]].concat(), "needs --mem-cap below the model's");
+    common::assert_clean_failure(&[&base[..], &["--mem-cap", "lots"]].concat(), "invalid value 'lots'");
+    assert!(!csv.exists());
+}
