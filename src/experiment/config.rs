@@ -259,8 +259,8 @@ impl TryFrom<RawMethodSpec> for MethodSpec {
         if r.method == Method::CoreinferLoading && r.static_share.is_some() {
             return refuse("static (it computes dynamic neurons only)");
         }
-        if r.seed.is_some() && r.method != Method::RandomLoading {
-            return refuse("seed (only random-loading draws neurons)");
+        if r.seed.is_some() && !matches!(r.method, Method::RandomLoading | Method::CoreinferLoading) {
+            return refuse("seed (only random-loading and coreinfer-loading draw neurons)");
         }
         if r.layers.is_some() && !(t.slice || t.compute) {
             return refuse("layers");
@@ -423,16 +423,16 @@ impl Experiment {
     fn cell(&self, model: usize, m: &MethodSpec, ts: &TaskSpec, load: f64, static_share: f64, compute: Option<(f64, f64)>, mem_cap: Option<u64>) -> Cell {
         let r = &m.raw;
         let layers = r.layers.as_ref().map(|l| l.0.clone());
-        // The slice file keeps the static set even for CoreInfer on a slice: the
-        // file is the same profile slice, and --no-static ignores it.
+        // CoreInfer with loading is profile-free: the random slice (whose random
+        // static set --no-static ignores) plus dynamic selection only.
         let slice_static = if m.method == Method::CoreinferLoading { self.defaults.static_share.0 } else { static_share };
         let prep = match m.method {
             Method::Reference | Method::Coreinfer | Method::DiskOffload => Prep::F16,
             Method::Q4_0 => Prep::Quant("q4_0"),
             Method::Q4KM => Prep::Quant("q4_k_m"),
             Method::Q8_0 => Prep::Quant("q8_0"),
-            Method::DenseLoaded | Method::Selectinfer | Method::CoreinferLoading => Prep::ProfileSlice { task: ts.task, load, static_share: slice_static, layers: layers.clone() },
-            Method::RandomLoading => Prep::RandomSlice { load, static_share, layers: layers.clone(), seed: r.seed.unwrap_or(0) },
+            Method::DenseLoaded | Method::Selectinfer => Prep::ProfileSlice { task: ts.task, load, static_share, layers: layers.clone() },
+            Method::RandomLoading | Method::CoreinferLoading => Prep::RandomSlice { load, static_share: slice_static, layers: layers.clone(), seed: r.seed.unwrap_or(0) },
         };
         Cell {
             model,

@@ -357,7 +357,21 @@ struct Bars {
 #[derive(Debug)]
 struct BarSeries {
     method: String,
+    /// Legend text: the method, plus gamma where one method has several settings.
+    label: String,
+    /// 0 for a method's first setting; later settings get lighter shades.
+    shade: u8,
     values: Vec<Option<f64>>,
+}
+
+impl BarSeries {
+    /// The method's colour, mixed with white for its later settings.
+    fn color(&self) -> RGBColor {
+        let RGBColor(r, g, b) = method_color(&self.method);
+        let t = (0.45 * f64::from(self.shade)).min(0.8);
+        let mix = |c: u8| (f64::from(c) + (255.0 - f64::from(c)) * t).round() as u8;
+        RGBColor(mix(r), mix(g), mix(b))
+    }
 }
 
 impl Chart {
@@ -416,8 +430,8 @@ impl Chart {
                 .series
                 .iter()
                 .map(|s| LegendEntry {
-                    label: s.method.clone(),
-                    key: LegendKey::Bar(method_color(&s.method)),
+                    label: s.label.clone(),
+                    key: LegendKey::Bar(s.color()),
                 })
                 .collect(),
         }
@@ -770,21 +784,31 @@ fn capped_speed(points: &[PlotPoint]) -> Option<Chart> {
     let mut sorted = groups.clone();
     sorted.sort_by_key(|&(m, cap)| (model_pos(m), cap));
     let rows: Vec<&EvalRow> = capped.iter().map(|p| p.row).collect();
-    let series: Vec<BarSeries> = methods_of(&rows)
-        .into_iter()
-        .map(|method| {
+    // One bar per method and load: a cap is where gamma decides whether a model fits.
+    let mut settings: Vec<(String, u64)> = Vec::new();
+    for method in methods_of(&rows) {
+        let mut loads: Vec<u64> = rows.iter().filter(|r| r.method == method).map(|r| (r.load * 1000.0).round() as u64).collect();
+        loads.sort();
+        loads.dedup();
+        settings.extend(loads.into_iter().map(|l| (method.clone(), l)));
+    }
+    let series: Vec<BarSeries> = settings
+        .iter()
+        .map(|(method, load)| {
             let values = sorted
                 .iter()
                 .map(|&(model, cap)| {
                     let cell: Vec<&EvalRow> = capped
                         .iter()
-                        .filter(|p| p.model == model && p.row.mem_cap_bytes == Some(cap) && p.row.method == method)
+                        .filter(|p| p.model == model && p.row.mem_cap_bytes == Some(cap) && &p.row.method == method && (p.row.load * 1000.0).round() as u64 == *load)
                         .map(|p| p.row)
                         .collect();
                     pick(&cell, &[]).map(|r| r.decode_tps).filter(|v| v.is_finite())
                 })
                 .collect();
-            BarSeries { method, values }
+            let label = if *load < 1000 { format!("{method} γ={}", compact(*load as f64 / 1000.0)) } else { method.clone() };
+            let shade = settings.iter().take_while(|(m, l)| !(m == method && l == load)).filter(|(m, _)| m == method).count() as u8;
+            BarSeries { method: method.clone(), label, shade, values }
         })
         .filter(|s| s.values.iter().any(Option::is_some))
         .collect();
@@ -848,7 +872,7 @@ fn tasks_chart(model: &str, rows: &[&EvalRow], d: &Defaults, suffix: &str) -> Op
                         .map(|(_, s)| s)
                 })
                 .collect();
-            BarSeries { method, values }
+            BarSeries { label: method.clone(), shade: 0, method, values }
         })
         .collect();
     if series.is_empty() {
@@ -1271,7 +1295,7 @@ fn draw_bars<DB: DrawingBackend>(area: &Area<DB>, c: &Bars) -> Result<i32> {
     let value_style = font(NOTE_PX).pos(Pos::new(HPos::Center, VPos::Bottom));
     let fits = c.value_labels && value_labels_fit(area, c, bar_px, decimals, &value_style)?;
     for (si, s) in c.series.iter().enumerate() {
-        let color = method_color(&s.method);
+        let color = s.color();
         for (gi, v) in s.values.iter().enumerate() {
             let Some(v) = *v else { continue };
             let x0 = gi as f64 + (1.0 - inner) / 2.0 + si as f64 * slot_w;

@@ -15,6 +15,16 @@ pub fn model_label<'a>(e: &'a Experiment, row: &EvalRow) -> &'a str {
     e.models.iter().map(|m| m.name.as_str()).filter(|n| row.model.starts_with(&format!("{n}."))).max_by_key(|n| n.len()).unwrap_or("?")
 }
 
+/// The model column: its name, marked where the weights are synthetic.
+fn model_cell(e: &Experiment, r: &EvalRow) -> String {
+    let name = model_label(e, r);
+    if r.synthetic {
+        format!("{name} (synthetic)")
+    } else {
+        name.to_string()
+    }
+}
+
 fn method_rank(m: &str) -> usize {
     METHOD_ORDER.iter().position(|x| x.name() == m).unwrap_or(METHOD_ORDER.len())
 }
@@ -67,7 +77,7 @@ pub fn task_table(e: &Experiment, rows: &[&EvalRow], task: &str) -> Option<Strin
     header.extend(["weights", "peak RSS", "decode tok/s", "prefill tok/s", "examples"].map(String::from));
     let mut t = Table::new(header);
     for r in rows {
-        let mut cells = vec![model_label(e, r).to_string(), r.method.clone()];
+        let mut cells = vec![model_cell(e, r), r.method.clone()];
         cells.extend(setting(r));
         cells.extend(get(r).into_iter().map(opt));
         cells.extend([format_bytes(r.weight_bytes), format_bytes(r.peak_rss_bytes), format!("{:.1}", r.decode_tps), format!("{:.0}", r.prefill_tps), r.examples.to_string()]);
@@ -86,7 +96,7 @@ pub fn speed_table(e: &Experiment, rows: &[&EvalRow]) -> Option<String> {
     for r in rows {
         let s = setting(r);
         t.row([
-            model_label(e, r).to_string(),
+            model_cell(e, r),
             r.method.clone(),
             r.task.clone(),
             s[0].clone(),
