@@ -57,7 +57,7 @@ fn bad_input_is_a_clear_error_without_partial_output() {
     let out = d("out.gguf");
 
     for cmd in [vec!["inspect"], vec!["convert"]] {
-        let mut with = |model: &str, needle: &str| {
+        let with = |model: &str, needle: &str| {
             let mut args: Vec<&str> = cmd.clone();
             args.push(model);
             if cmd[0] == "convert" {

@@ -11,9 +11,9 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context};
 
-use super::generate::ComputeArgs;
+use super::generate::{ComputeArgs, SamplingArgs};
 use crate::compute::{ComputePlan, SelectiveSession};
-use crate::engine::{GenerateOptions, GenerateStats, LoadOptions, Model, SessionOptions, Token};
+use crate::engine::{GenerateStats, LoadOptions, Model, SessionOptions, Token};
 use crate::memory::MemorySnapshot;
 use crate::model::ModelInfo;
 use crate::output::format_bytes;
@@ -50,21 +50,12 @@ pub struct ChatArgs {
     /// Where slices made by chat are cached.
     #[arg(long, default_value = "models/slices")]
     pub cache_dir: PathBuf,
-    /// Context length in tokens (also used by the budget's KV accounting).
-    #[arg(long, default_value_t = 2048)]
-    pub ctx: u32,
     /// Most tokens per answer.
     #[arg(short = 'n', long, default_value_t = 256)]
     pub max_tokens: usize,
-    /// Sampling temperature; 0 (default) is greedy.
-    #[arg(long, default_value_t = 0.0)]
-    pub temp: f32,
-    /// Seed of the sampler.
-    #[arg(long, default_value_t = 0)]
-    pub seed: u32,
-    /// CPU threads (default: all cores).
-    #[arg(short, long)]
-    pub threads: Option<i32>,
+    /// --ctx also sizes the KV cache in the --mem-budget accounting.
+    #[command(flatten)]
+    pub sampling: SamplingArgs,
     #[command(flatten)]
     pub compute: ComputeArgs,
 }
@@ -113,14 +104,14 @@ fn resolve_model(a: &ChatArgs, task: Option<Task>) -> anyhow::Result<PathBuf> {
     let load = match (a.mem_budget, a.load) {
         (Some(_), Some(_)) => bail!("give --load or --mem-budget, not both"),
         (Some(budget), None) => {
-            let c = choose_load(&g, budget, u64::from(a.ctx), a.static_share, &range)?;
+            let c = choose_load(&g, budget, u64::from(a.sampling.ctx), a.static_share, &range)?;
             eprintln!(
                 "chat: budget {}: load (gamma) {} -> weights {} + KV cache {} at n_ctx {}",
                 format_bytes(budget),
                 c.load,
                 format_bytes(c.weight_bytes),
                 format_bytes(c.kv_bytes),
-                a.ctx
+                a.sampling.ctx
             );
             c.load
         }
@@ -167,16 +158,16 @@ fn resolve_model(a: &ChatArgs, task: Option<Task>) -> anyhow::Result<PathBuf> {
 
 fn chat_with(a: &ChatArgs, model: &Model, messages: &mut Vec<(String, String)>) -> anyhow::Result<Next> {
     let info = ModelInfo::from_gguf(model.gguf())?;
-    let threads = a.threads.unwrap_or_else(crate::engine::default_threads);
+    let threads = a.sampling.threads();
     let plan = match a.compute.compute {
         Some(phi) => ComputePlan::for_model(model.gguf(), &a.compute.options(phi))?,
         None => ComputePlan::dense(info.n_layer),
     };
-    let mut s = SelectiveSession::new(model, plan, SessionOptions { n_ctx: a.ctx, threads, ..Default::default() })?;
+    let mut s = SelectiveSession::new(model, plan, SessionOptions { n_ctx: a.sampling.ctx, threads, ..Default::default() })?;
     let interactive = std::io::stdin().is_terminal();
     let mut history: Vec<Token> = Vec::new();
     let mut last: Option<(GenerateStats, f64)> = None;
-    let opts = GenerateOptions { max_tokens: a.max_tokens, temperature: a.temp, seed: a.seed, ignore_eog: false };
+    let opts = a.sampling.generate_options(a.max_tokens);
     let stdin = std::io::stdin();
     let mut lines = stdin.lock().lines();
     if interactive {
@@ -264,7 +255,7 @@ fn describe(a: &ChatArgs, info: &ModelInfo) -> String {
 fn print_stats(a: &ChatArgs, info: &ModelInfo, path: &Path, last: Option<&(GenerateStats, f64)>) {
     let mem = MemorySnapshot::now();
     eprintln!("model {} ({})", path.display(), describe(a, info));
-    eprintln!("RSS {} (peak {}), n_ctx {}", format_bytes(mem.rss_bytes), format_bytes(mem.peak_rss_bytes), a.ctx);
+    eprintln!("RSS {} (peak {}), n_ctx {}", format_bytes(mem.rss_bytes), format_bytes(mem.peak_rss_bytes), a.sampling.ctx);
     match last {
         Some((st, sel)) => eprintln!(
             "last turn: {} prompt tokens at {:.1} tok/s, {} generated at {:.1} tok/s, selection {sel:.0} ms",

@@ -20,6 +20,24 @@ pub struct GenerateArgs {
     /// Most tokens to generate.
     #[arg(short = 'n', long, default_value_t = 128)]
     pub n_predict: usize,
+    #[command(flatten)]
+    pub sampling: SamplingArgs,
+    /// Wrap the prompt in the model's own chat template as a user turn.
+    #[arg(long)]
+    pub chat: bool,
+    /// Read the weights into memory instead of memory-mapping the file.
+    #[arg(long)]
+    pub no_mmap: bool,
+    /// Print one JSON object (text and timings) instead of streaming text.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub compute: ComputeArgs,
+}
+
+/// Sampling, threads and context, shared by `generate` and `chat`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct SamplingArgs {
     /// Sampling temperature; 0 (the default) is greedy decoding.
     #[arg(long, default_value_t = 0.0)]
     pub temp: f32,
@@ -32,17 +50,18 @@ pub struct GenerateArgs {
     /// Context length in tokens.
     #[arg(long, default_value_t = 2048)]
     pub ctx: u32,
-    /// Wrap the prompt in the model's own chat template as a user turn.
-    #[arg(long)]
-    pub chat: bool,
-    /// Read the weights into memory instead of memory-mapping the file.
-    #[arg(long)]
-    pub no_mmap: bool,
-    /// Print one JSON object (text and timings) instead of streaming text.
-    #[arg(long)]
-    pub json: bool,
-    #[command(flatten)]
-    pub compute: ComputeArgs,
+}
+
+impl SamplingArgs {
+    /// Threads to use: the flag, or all cores.
+    pub fn threads(&self) -> i32 {
+        self.threads.unwrap_or_else(crate::engine::default_threads)
+    }
+
+    /// Generation options for at most `max_tokens` tokens.
+    pub fn generate_options(&self, max_tokens: usize) -> GenerateOptions {
+        GenerateOptions { max_tokens, temperature: self.temp, seed: self.seed, ignore_eog: false }
+    }
 }
 
 /// Selective computation options, shared by `generate`, `bench` and `chat`.
@@ -106,15 +125,15 @@ pub fn run(args: GenerateArgs) -> anyhow::Result<()> {
     }
     let model = Model::load(&args.model, &LoadOptions { mmap: !args.no_mmap, ..Default::default() })
         .with_context(|| format!("cannot load {}", args.model.display()))?;
-    let threads = args.threads.unwrap_or_else(crate::engine::default_threads);
-    let session_opts = SessionOptions { n_ctx: args.ctx, threads, ..Default::default() };
+    let threads = args.sampling.threads();
+    let session_opts = SessionOptions { n_ctx: args.sampling.ctx, threads, ..Default::default() };
     let tokens = if args.chat {
         let text = model.apply_chat_template(&[("user", &args.prompt)])?;
         model.tokenize(&text, false, true)
     } else {
         model.tokenize(&args.prompt, true, false)
     };
-    let opts = GenerateOptions { max_tokens: args.n_predict, temperature: args.temp, seed: args.seed, ignore_eog: false };
+    let opts = args.sampling.generate_options(args.n_predict);
     let mut stdout = std::io::stdout().lock();
     let mut text = String::new();
     let mut write_err = None;

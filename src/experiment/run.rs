@@ -168,11 +168,8 @@ pub fn prepare_model(r: &Runner, m: &ModelSpec, e: &Experiment, cells: &[&Cell])
     tasks.dedup();
     let missing: Vec<_> = tasks.iter().filter(|t| !crate::profile::ranking::task_ranking_path(&m.profile, **t).exists()).collect();
     if !missing.is_empty() || (!tasks.is_empty() && !crate::profile::ranking::model_ranking_path(&m.profile).exists()) {
-        for spec in &e.tasks {
-            let raw_exists = m.profile.join("raw").join(format!("{}.json", spec.task)).exists();
-            if raw_exists && !missing.contains(&&spec.task) {
-                continue;
-            }
+        // Profile only the tasks without a ranking; merge re-ranks from every raw file.
+        for spec in e.tasks.iter().filter(|s| missing.contains(&&s.task)) {
             let mut args: Vec<String> = vec!["profile".into(), "-m".into(), f16.display().to_string(), "--task".into(), spec.task.name().into()];
             args.extend(["--limit".into(), m.profile_prompts.to_string(), "--gen-tokens".into(), m.profile_gen_tokens.to_string()]);
             args.extend(["-o".into(), m.profile.display().to_string(), "--no-merge".into(), "-t".into(), e.threads.to_string()]);

@@ -47,13 +47,20 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 
 /// The fingerprint of a model file.
 pub fn fingerprint(path: &Path, info: &ModelInfo) -> anyhow::Result<ModelFingerprint> {
-    Ok(ModelFingerprint {
-        sha256: file_sha256(path).with_context(|| format!("hashing {}", path.display()))?,
+    let sha256 = file_sha256(path).with_context(|| format!("hashing {}", path.display()))?;
+    Ok(fingerprint_with_sha256(path, info, sha256))
+}
+
+/// [`fingerprint`] for a caller that has hashed the file already (hashing a
+/// multi-GB model costs seconds).
+pub fn fingerprint_with_sha256(path: &Path, info: &ModelInfo, sha256: String) -> ModelFingerprint {
+    ModelFingerprint {
+        sha256,
         file: path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
         architecture: info.architecture.clone(),
         n_layer: info.n_layer,
         n_ff: info.n_ff.clone(),
-    })
+    }
 }
 
 /// What to profile.

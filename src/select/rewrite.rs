@@ -22,7 +22,7 @@ use crate::engine::{dequantize, LoadOptions, Model};
 use crate::gguf::{GgmlType, GgufFile, GgufWriter, TensorInfo, TensorSpec, Value};
 use crate::model::{split_block_name, ModelInfo};
 use crate::profile::ranking::{check_model, model_ranking_path, read_ranking, task_ranking_path};
-use crate::profile::{file_sha256, fingerprint};
+use crate::profile::{file_sha256, fingerprint_with_sha256};
 use crate::synth::{encode_floats, SplitMix64};
 use crate::tasks::Task;
 
@@ -231,7 +231,7 @@ pub fn slice_model(req: &SliceRequest) -> anyhow::Result<SliceReport> {
     let source_sha = file_sha256(&req.model).with_context(|| format!("hashing {}", req.model.display()))?;
     let (keeps, task, seed, profile_sha) = match &req.source {
         SliceSource::Profile { dir, task } => {
-            let fp = fingerprint(&req.model, &info)?;
+            let fp = fingerprint_with_sha256(&req.model, &info, source_sha.clone());
             let (base_path, sec_path) = (task_ranking_path(dir, *task), model_ranking_path(dir));
             let base = read_ranking(&base_path, dir)?;
             let secondary = read_ranking(&sec_path, dir)?;
