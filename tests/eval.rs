@@ -4,19 +4,10 @@ mod common;
 
 use selectinfer::synth::SynthArch;
 
-fn write_qa(dir: &std::path::Path) -> std::path::PathBuf {
-    let p = dir.join("tiny_qa.jsonl");
-    let lines: Vec<String> = (0..8)
-        .map(|i| serde_json::json!({"id": format!("q{i}"), "context": "the word of a man", "question": "what is it", "answers": ["the word"]}).to_string())
-        .collect();
-    std::fs::write(&p, lines.join("\n")).unwrap();
-    p
-}
-
 #[test]
 fn eval_appends_one_row_per_run_under_one_header() {
     let dir = tempfile::tempdir().unwrap();
-    let data = write_qa(dir.path());
+    let data = common::write_tiny_qa(dir.path());
     let csv = dir.path().join("results.csv");
     let model = common::tiny_model(SynthArch::Llama);
     let args = |extra: &[&str]| -> Vec<String> {
@@ -52,7 +43,7 @@ fn eval_appends_one_row_per_run_under_one_header() {
 #[test]
 fn method_and_file_mismatches_are_clear_errors() {
     let dir = tempfile::tempdir().unwrap();
-    let data = write_qa(dir.path());
+    let data = common::write_tiny_qa(dir.path());
     let csv = dir.path().join("r.csv");
     let m = common::tiny_model(SynthArch::Llama);
     let base = ["eval", "-m", m.to_str().unwrap(), "--task", "qa", "--data", data.to_str().unwrap(), "--out", csv.to_str().unwrap()];

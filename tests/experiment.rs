@@ -8,15 +8,6 @@ use std::process::{Command, Output};
 
 use selectinfer::synth::SynthArch;
 
-fn write_qa(dir: &Path) -> std::path::PathBuf {
-    let p = dir.join("tiny_qa.jsonl");
-    let lines: Vec<String> = (0..8)
-        .map(|i| serde_json::json!({"id": format!("q{i}"), "context": "the word of a man", "question": "what is it", "answers": ["the word"]}).to_string())
-        .collect();
-    std::fs::write(&p, lines.join("\n")).unwrap();
-    p
-}
-
 fn experiment(dir: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_selectinfer")).arg("experiment").args(args).current_dir(dir).output().expect("run selectinfer")
 }
@@ -47,7 +38,7 @@ methods:
 fn runs_every_cell_once_resumes_and_reports() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let data = write_qa(d);
+    let data = common::write_tiny_qa(d);
     let model = common::tiny_model(SynthArch::Llama);
     std::fs::create_dir_all(d.join("experiments")).unwrap();
     std::fs::write(d.join("experiments/exp.yaml"), yaml(&model, &data)).unwrap();
@@ -103,7 +94,7 @@ fn runs_every_cell_once_resumes_and_reports() {
 fn bad_yaml_names_field_and_line() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let data = write_qa(d);
+    let data = common::write_tiny_qa(d);
     let model = common::tiny_model(SynthArch::Llama);
     let bad = yaml(&model, &data).replace("load: [0.5, 0.7]", "load: [0.5, 1.7]");
     std::fs::write(d.join("bad.yaml"), bad).unwrap();
@@ -119,7 +110,7 @@ fn bad_yaml_names_field_and_line() {
 #[test]
 fn disk_offload_needs_a_cap_below_the_model() {
     let dir = tempfile::tempdir().unwrap();
-    let data = write_qa(dir.path());
+    let data = common::write_tiny_qa(dir.path());
     let csv = dir.path().join("r.csv");
     let m = common::tiny_model(SynthArch::Llama);
     let base = ["eval", "-m", m.to_str().unwrap(), "--task", "qa", "--data", data.to_str().unwrap(), "--out", csv.to_str().unwrap(), "--method", "disk-offload"];

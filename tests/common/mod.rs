@@ -69,3 +69,13 @@ pub fn assert_clean_failure(args: &[&str], needle: &str) {
     assert!(!stderr.contains("panicked"), "{args:?} panicked: {stderr}");
     assert!(stderr.contains(needle), "{args:?}: expected {needle:?} in {stderr:?}");
 }
+
+/// Eight qa examples whose evaluation split is the last four, written to `dir`.
+pub fn write_tiny_qa(dir: &Path) -> PathBuf {
+    let p = dir.join("tiny_qa.jsonl");
+    let lines: Vec<String> = (0..8)
+        .map(|i| serde_json::json!({"id": format!("q{i}"), "context": "the word of a man", "question": "what is it", "answers": ["the word"]}).to_string())
+        .collect();
+    std::fs::write(&p, lines.join("\n")).unwrap();
+    p
+}
