@@ -44,10 +44,8 @@ pub fn run(a: ExperimentArgs) -> anyhow::Result<()> {
     let mut todo: Vec<(usize, &Cell, usize)> = Vec::new();
     for (i, cell) in cells.iter().enumerate() {
         let m = &e.models[cell.model];
-        let file = cell.prep.path(&m.name);
-        let fname = file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         let n = scored_examples(cell, &mut split_sizes)?;
-        if rows.iter().any(|r| row_matches(r, cell, &fname, n)) {
+        if has_row(&rows, cell, &m.name, n) {
             done += 1;
         } else if let (Some(_), Err(why)) = (cell.mem_cap, &caps) {
             skipped.push(format!("{}: memory caps unavailable here ({why})", cell.label(&m.name)));
@@ -116,11 +114,7 @@ pub fn run(a: ExperimentArgs) -> anyhow::Result<()> {
     let rows = read_rows(&csv)?;
     let done = cells
         .iter()
-        .filter(|c| {
-            let file = c.prep.path(&e.models[c.model].name);
-            let fname = file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-            scored_examples(c, &mut split_sizes).is_ok_and(|n| rows.iter().any(|r| row_matches(r, c, &fname, n)))
-        })
+        .filter(|c| scored_examples(c, &mut split_sizes).is_ok_and(|n| has_row(&rows, c, &e.models[c.model].name, n)))
         .count();
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     let points: Vec<PlotPoint> = rows.iter().map(|r| PlotPoint { model: model_label(&e, r), row: r }).collect();
@@ -135,4 +129,11 @@ pub fn run(a: ExperimentArgs) -> anyhow::Result<()> {
         bail!("{} cell(s) failed:\n{}", failures.len(), failures.join("\n"));
     }
     Ok(())
+}
+
+/// Whether `rows` holds the result of `cell` (of model `name`, scoring `examples`).
+fn has_row(rows: &[crate::eval::harness::EvalRow], cell: &Cell, name: &str, examples: usize) -> bool {
+    let file = cell.prep.path(name);
+    let fname = file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    rows.iter().any(|r| row_matches(r, cell, &fname, examples))
 }
