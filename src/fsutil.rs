@@ -8,6 +8,7 @@
 use std::fs::{self, File};
 use std::io::{self, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// A file being written under a temporary name; [`commit`](Self::commit) renames it
 /// to its target, dropping it uncommitted deletes it.
@@ -19,7 +20,7 @@ pub struct AtomicFile {
 }
 
 impl AtomicFile {
-    /// Opens `<dir>/.<name>.<pid>.tmp` for writing.
+    /// Opens `<dir>/.<name>.<pid>-<n>.tmp` for writing.
     pub fn create(target: &Path) -> io::Result<AtomicFile> {
         let tmp = temp_path(target);
         let file = File::create(&tmp)?;
@@ -45,11 +46,16 @@ impl AtomicFile {
     }
 }
 
-/// The temporary name used for `target` by this process.
+/// A fresh temporary name for `target`, unique within this process as well as
+/// across processes: two threads writing the same target (tests that build a
+/// shared fixture concurrently) must not write into one temporary file, where the
+/// loser's truncation would corrupt the winner's data.
 pub fn temp_path(target: &Path) -> PathBuf {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
     let name = target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "out".into());
     let dir = target.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    dir.join(format!(".{name}.{}.tmp", std::process::id()))
+    dir.join(format!(".{name}.{}-{n}.tmp", std::process::id()))
 }
 
 impl Drop for AtomicFile {
@@ -88,4 +94,32 @@ pub fn write_atomic(target: &Path, bytes: &[u8]) -> io::Result<()> {
     let mut f = AtomicFile::create(target)?;
     f.write_all(bytes)?;
     f.commit()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Threads of one process writing the same target each get their own temporary
+    /// file, so whichever rename lands last leaves a whole file, never a mix.
+    #[test]
+    fn concurrent_writers_of_one_target_never_leave_a_torn_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("out.bin");
+        std::thread::scope(|s| {
+            for t in 0u8..4 {
+                let target = &target;
+                s.spawn(move || {
+                    for _ in 0..20 {
+                        write_atomic(target, &vec![t; 64 * 1024]).unwrap();
+                    }
+                });
+            }
+        });
+        let bytes = fs::read(&target).unwrap();
+        assert_eq!(bytes.len(), 64 * 1024);
+        assert!(bytes.iter().all(|&b| b == bytes[0]));
+        let left: Vec<_> = fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(left, vec![std::ffi::OsString::from("out.bin")]);
+    }
 }

@@ -4,6 +4,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
+use std::sync::Mutex;
 
 use selectinfer::compute::{ComputeOptions, ComputePlan, SelectiveSession};
 use selectinfer::engine::{quantize, LoadOptions, Model, Session, SessionOptions, TargetType, Token, TensorObserver};
@@ -21,6 +22,9 @@ fn compute_opts(phi: f64) -> ComputeOptions {
 
 /// A random slice of the tiny model at gamma 0.7, delta 0.3, both layers.
 fn sliced(arch: SynthArch, src: &Path, name: &str) -> PathBuf {
+    // Tests run in parallel and share these slices: one builds, the others wait.
+    static BUILDING: Mutex<()> = Mutex::new(());
+    let _guard = BUILDING.lock().unwrap_or_else(|e| e.into_inner());
     let out = common::shared_dir().join(name);
     if !out.exists() {
         let req = SliceRequest {

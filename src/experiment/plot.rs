@@ -917,11 +917,9 @@ fn render(chart: &Chart, dir: &Path) -> Result<Vec<PathBuf>> {
 /// The bitmap backend picks its encoder from the file extension, so the temporary
 /// name must still end in `.png`.
 fn png_temp_path(target: &Path) -> PathBuf {
-    let name = target
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "plot.png".into());
-    target.with_file_name(format!(".{name}.{}.tmp.png", std::process::id()))
+    let mut name = crate::fsutil::temp_path(target).into_os_string();
+    name.push(".png");
+    name.into()
 }
 
 /// Draws into a temporary PNG and renames it over `target` once complete.
