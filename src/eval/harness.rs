@@ -241,6 +241,10 @@ pub struct EvalRow {
     pub synthetic: bool,
     /// CPU threads.
     pub threads: i32,
+    /// Prompts were wrapped in the model's chat template (`--chat`). Files written
+    /// before this column existed read as `false`, which is what they ran.
+    #[serde(default)]
+    pub chat: bool,
 }
 
 /// The outputs of a run, with its row.
@@ -357,6 +361,7 @@ pub fn run_eval(req: &EvalRequest) -> anyhow::Result<EvalOutcome> {
         speed_only_tokens: req.speed_only,
         synthetic,
         threads: req.threads,
+        chat: req.chat,
     };
     match req.task {
         _ if req.speed_only.is_some() => {}
@@ -386,25 +391,82 @@ pub fn run_eval(req: &EvalRequest) -> anyhow::Result<EvalOutcome> {
 
 /// Appends `row` to the CSV file at `path` (writing the header if the file is new)
 /// through a temporary copy, so that a crash never leaves a half-written row.
+/// A file written with an older set of columns is rewritten with the current
+/// header, its rows filled with the new columns' defaults, so one file never
+/// mixes two layouts.
 pub fn append_row(path: &Path, row: &EvalRow) -> anyhow::Result<()> {
     let existing = match std::fs::read(path) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
         Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
     };
-    let mut w = csv::WriterBuilder::new().has_headers(existing.is_empty()).from_writer(Vec::new());
-    w.serialize(row)?;
-    let mut bytes = existing;
-    bytes.extend(w.into_inner().map_err(|e| anyhow::anyhow!("csv: {e}"))?);
+    let header = csv_header(row)?;
+    let current = existing.split(|&b| b == b'\n').next().is_some_and(|h| h.strip_suffix(b"\r").unwrap_or(h) == header.as_bytes());
+    let bytes = if existing.is_empty() || current {
+        let mut w = csv::WriterBuilder::new().has_headers(existing.is_empty()).from_writer(Vec::new());
+        w.serialize(row)?;
+        let mut bytes = existing;
+        bytes.extend(w.into_inner().map_err(|e| anyhow::anyhow!("csv: {e}"))?);
+        bytes
+    } else {
+        let mut rows = Vec::new();
+        for (i, r) in csv::Reader::from_reader(existing.as_slice()).deserialize::<EvalRow>().enumerate() {
+            rows.push(r.with_context(|| format!("{}: row {} does not have the eval columns", path.display(), i + 2))?);
+        }
+        rows.push(row.clone());
+        let mut w = csv::Writer::from_writer(Vec::new());
+        for r in &rows {
+            w.serialize(r)?;
+        }
+        w.into_inner().map_err(|e| anyhow::anyhow!("csv: {e}"))?
+    };
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent)?;
     }
     crate::fsutil::write_atomic(path, &bytes).with_context(|| format!("writing {}", path.display()))
 }
 
+/// The CSV header line of [`EvalRow`] (without its line end), taken from serde so
+/// that it cannot drift from the struct.
+fn csv_header(row: &EvalRow) -> anyhow::Result<String> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.serialize(row)?;
+    let bytes = w.into_inner().map_err(|e| anyhow::anyhow!("csv: {e}"))?;
+    let text = String::from_utf8(bytes)?;
+    Ok(text.lines().next().unwrap_or_default().to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A results file from before the `chat` column.
+    const OLD_LAYOUT: &str = "timestamp,git_commit,machine,model,method,task,data,examples,shots,template_version,load,static_share,compute,token_share,em,f1,bleu,chrf,rouge1,rouge2,rouge_l,prefill_tps,decode_tps,weight_bytes,peak_rss_bytes,major_faults,wall_s,mem_cap_bytes,cap_max_usage_bytes,speed_only_tokens,synthetic,threads
+2026-11-30T20:28:49Z,3db704b,cpu x2,m.gguf,reference,qa,qa.jsonl,12,1,1,1.0,0.0,,,0.0,2.0,,,,,,260.7,32.7,269100288,359641088,0,26.1,,,,false,2
+";
+
+    #[test]
+    fn appending_to_an_older_layout_rewrites_the_file_with_the_current_header() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("results.csv");
+        std::fs::write(&path, OLD_LAYOUT).unwrap();
+        let mut row: EvalRow = csv::Reader::from_reader(OLD_LAYOUT.as_bytes()).deserialize().next().unwrap().unwrap();
+        assert!(!row.chat, "a missing chat column reads as false");
+        row.chat = true;
+        row.f1 = Some(5.0);
+        append_row(&path, &row).unwrap();
+        append_row(&path, &row).unwrap();
+
+        let text = std::fs::read_to_string(&path).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 4, "{text}");
+        assert!(lines[0].ends_with(",threads,chat"), "{}", lines[0]);
+        assert!(lines[1].ends_with(",false,2,false"), "{}", lines[1]);
+        assert!(lines[2].ends_with(",false,2,true"), "{}", lines[2]);
+        assert_eq!(lines[2], lines[3]);
+        let rows: Vec<EvalRow> = csv::Reader::from_reader(text.as_bytes()).deserialize().map(Result::unwrap).collect();
+        assert_eq!(rows.iter().map(|r| (r.chat, r.f1)).collect::<Vec<_>>(), [(false, Some(2.0)), (true, Some(5.0)), (true, Some(5.0))]);
+    }
 
     #[test]
     fn stop_strings_cut_and_trim() {

@@ -860,19 +860,23 @@ fn tasks_chart(model: &str, rows: &[&EvalRow], d: &Defaults, suffix: &str) -> Op
     let tasks = task_order(&chosen);
     let prefer_uncapped = |r: &EvalRow| uncapped(r);
     let prefer_static = |r: &EvalRow| same(r.static_share, d.static_share);
+    let most_examples = chosen.iter().map(|r| r.examples).max().unwrap_or(0);
     let series: Vec<BarSeries> = methods_of(&chosen)
         .into_iter()
         .map(|method| {
-            let values = tasks
+            let picked: Vec<Option<&EvalRow>> = tasks
                 .iter()
                 .map(|task| {
                     let cell: Vec<&EvalRow> = chosen.iter().copied().filter(|r| &r.task == task && r.method == method).collect();
                     pick(&cell, &[&prefer_uncapped, &prefer_static])
-                        .and_then(primary_score)
-                        .map(|(_, s)| s)
                 })
                 .collect();
-            BarSeries { label: method.clone(), shade: 0, method, values }
+            let values = picked.iter().map(|r| r.and_then(primary_score).map(|(_, s)| s)).collect();
+            // A method scored on fewer examples (disk offload, whose answers equal
+            // the reference's) says so, or its bars would read as a score drop.
+            let fewest = picked.iter().flatten().map(|r| r.examples).min().unwrap_or(most_examples);
+            let label = if fewest < most_examples { format!("{method} ({fewest} ex.)") } else { method.clone() };
+            BarSeries { label, shade: 0, method, values }
         })
         .collect();
     if series.is_empty() {
@@ -1484,6 +1488,7 @@ mod tests {
             speed_only_tokens: score.is_none().then_some(64),
             synthetic: false,
             threads: 2,
+            chat: false,
         }
     }
 
@@ -1718,6 +1723,20 @@ mod tests {
         );
         let si = &bars.series[2];
         assert_eq!(si.values[1], Some(18.0 * 0.9), "selectinfer translate at gamma 0.7, phi 0.4");
+        assert!(bars.series.iter().all(|s| s.label == s.method), "all on 50 examples");
+
+        // A method scored on fewer examples says so in its legend entry.
+        let mut fewer = rows.clone();
+        let mut disk = row("disk-offload", "qa", 1.0, None, Some(30.0), 3.0, 256.0, None);
+        disk.examples = 10;
+        fewer.push(disk);
+        let fewer_ref: Vec<&EvalRow> = fewer.iter().collect();
+        let Some(Chart::Bars(bars)) = tasks_chart("m", &fewer_ref, &defaults(), "") else {
+            panic!("no tasks chart")
+        };
+        let labels: Vec<&str> = bars.series.iter().map(|s| s.label.as_str()).collect();
+        assert_eq!(labels.last(), Some(&"disk-offload (10 ex.)"));
+        assert_eq!(labels[0], "reference");
     }
 
     /// Renders the sample charts into /tmp/plots-preview for a look (PLOT_PREVIEW=1).

@@ -61,6 +61,7 @@ pub fn row_matches(row: &EvalRow, cell: &Cell, file: &str, examples: usize) -> b
         && opt_close(row.token_share, cell.compute.map(|c| c.1))
         && row.mem_cap_bytes == cell.mem_cap
         && row.speed_only_tokens == cell.speed_only
+        && !row.chat
 }
 
 /// Runs child `selectinfer` commands, sharing the terminal with the bars.
