@@ -46,10 +46,21 @@ impl Votes {
     }
 }
 
-/// f32 with a total order (for sorting activations).
-#[derive(Debug, Clone, Copy, PartialEq, PartialOrd)]
+/// f32 with a total order (for sorting activations); equality and the partial
+/// order follow the same `total_cmp`, so all four traits agree.
+#[derive(Debug, Clone, Copy)]
 struct OrdF32(f32);
+impl PartialEq for OrdF32 {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other).is_eq()
+    }
+}
 impl Eq for OrdF32 {}
+impl PartialOrd for OrdF32 {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
 impl Ord for OrdF32 {
     fn cmp(&self, other: &Self) -> std::cmp::Ordering {
         self.0.total_cmp(&other.0)

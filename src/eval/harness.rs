@@ -409,10 +409,7 @@ pub fn append_row(path: &Path, row: &EvalRow) -> anyhow::Result<()> {
         bytes.extend(w.into_inner().map_err(|e| anyhow::anyhow!("csv: {e}"))?);
         bytes
     } else {
-        let mut rows = Vec::new();
-        for (i, r) in csv::Reader::from_reader(existing.as_slice()).deserialize::<EvalRow>().enumerate() {
-            rows.push(r.with_context(|| format!("{}: row {} does not have the eval columns", path.display(), i + 2))?);
-        }
+        let mut rows = parse_rows(&existing, path)?;
         rows.push(row.clone());
         let mut w = csv::Writer::from_writer(Vec::new());
         for r in &rows {
@@ -424,6 +421,16 @@ pub fn append_row(path: &Path, row: &EvalRow) -> anyhow::Result<()> {
         std::fs::create_dir_all(parent)?;
     }
     crate::fsutil::write_atomic(path, &bytes).with_context(|| format!("writing {}", path.display()))
+}
+
+/// The rows of a results CSV's contents (`path` names it in errors). Columns added
+/// since the file was written take their defaults.
+pub fn parse_rows(bytes: &[u8], path: &Path) -> anyhow::Result<Vec<EvalRow>> {
+    csv::Reader::from_reader(bytes)
+        .deserialize()
+        .enumerate()
+        .map(|(i, r)| r.with_context(|| format!("{}: row {} does not have the eval columns", path.display(), i + 2)))
+        .collect()
 }
 
 /// The CSV header line of [`EvalRow`] (without its line end), taken from serde so

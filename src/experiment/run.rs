@@ -22,16 +22,11 @@ use crate::tasks::{read_examples, Split, TEMPLATE_VERSION};
 
 /// Reads the rows of a results CSV (none if it does not exist yet).
 pub fn read_rows(path: &Path) -> anyhow::Result<Vec<EvalRow>> {
-    let file = match std::fs::File::open(path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
-    };
-    let mut rows = Vec::new();
-    for (i, r) in csv::Reader::from_reader(file).deserialize().enumerate() {
-        rows.push(r.with_context(|| format!("{}: row {} does not have the eval columns", path.display(), i + 2))?);
+    match std::fs::read(path) {
+        Ok(bytes) => crate::eval::harness::parse_rows(&bytes, path),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
+        Err(e) => Err(e).with_context(|| format!("reading {}", path.display())),
     }
-    Ok(rows)
 }
 
 /// Whether `row` is the result of `cell` (whose file is named `file`, with
