@@ -400,13 +400,17 @@ pub fn append_row(path: &Path, row: &EvalRow) -> anyhow::Result<()> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
         Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
     };
-    let header = csv_header(row)?;
-    let current = existing.split(|&b| b == b'\n').next().is_some_and(|h| h.strip_suffix(b"\r").unwrap_or(h) == header.as_bytes());
-    let bytes = if existing.is_empty() || current {
-        let mut w = csv::WriterBuilder::new().has_headers(existing.is_empty()).from_writer(Vec::new());
-        w.serialize(row)?;
+    // One serialization gives both the current header and the new record.
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.serialize(row)?;
+    let fresh = w.into_inner().map_err(|e| anyhow::anyhow!("csv: {e}"))?;
+    let header_end = fresh.iter().position(|&b| b == b'\n').map_or(fresh.len(), |i| i + 1);
+    let (header, record) = fresh.split_at(header_end);
+    let bytes = if existing.is_empty() {
+        fresh
+    } else if existing.starts_with(header) {
         let mut bytes = existing;
-        bytes.extend(w.into_inner().map_err(|e| anyhow::anyhow!("csv: {e}"))?);
+        bytes.extend_from_slice(record);
         bytes
     } else {
         let mut rows = parse_rows(&existing, path)?;
@@ -433,15 +437,6 @@ pub fn parse_rows(bytes: &[u8], path: &Path) -> anyhow::Result<Vec<EvalRow>> {
         .collect()
 }
 
-/// The CSV header line of [`EvalRow`] (without its line end), taken from serde so
-/// that it cannot drift from the struct.
-fn csv_header(row: &EvalRow) -> anyhow::Result<String> {
-    let mut w = csv::Writer::from_writer(Vec::new());
-    w.serialize(row)?;
-    let bytes = w.into_inner().map_err(|e| anyhow::anyhow!("csv: {e}"))?;
-    let text = String::from_utf8(bytes)?;
-    Ok(text.lines().next().unwrap_or_default().to_string())
-}
 
 #[cfg(test)]
 mod tests {
