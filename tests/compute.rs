@@ -35,6 +35,7 @@ fn sliced(arch: SynthArch, src: &Path, name: &str) -> PathBuf {
             static_share: 0.3,
             layers: Some(0..2),
             verify: true,
+            source_sha256: None,
         };
         slice_model(&req).unwrap_or_else(|e| panic!("{arch:?}: {e:#}"));
     }

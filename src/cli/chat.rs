@@ -125,11 +125,16 @@ fn resolve_model(a: &ChatArgs, task: Option<Task>) -> anyhow::Result<PathBuf> {
         bail!("loading {load} of the neurons needs --profile DIR and --task TASK to choose them");
     };
     std::fs::create_dir_all(&a.cache_dir).with_context(|| format!("creating {}", a.cache_dir.display()))?;
+    // The key covers everything the slice depends on: the model, both rankings
+    // the selection reads (base and secondary), and the settings.
+    let model_sha = crate::profile::file_sha256(&a.model).with_context(|| format!("hashing {}", a.model.display()))?;
+    let profile_sha = crate::select::rewrite::profile_sha256(profile, task)
+        .with_context(|| format!("reading the {task} and model rankings in {}", profile.display()))?;
     let key = crate::profile::sha256_hex(
         format!(
             "{}|{}|{}|{}|{}|{:?}",
-            crate::profile::file_sha256(&a.model)?,
-            crate::profile::file_sha256(&crate::profile::ranking::task_ranking_path(profile, task)).unwrap_or_default(),
+            model_sha,
+            profile_sha,
             task,
             load,
             a.static_share,
@@ -151,6 +156,7 @@ fn resolve_model(a: &ChatArgs, task: Option<Task>) -> anyhow::Result<PathBuf> {
             static_share: a.static_share.min(load),
             layers: Some(range),
             verify: true,
+            source_sha256: Some(model_sha),
         })?;
     }
     Ok(out)

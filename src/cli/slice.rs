@@ -63,6 +63,7 @@ pub fn run(a: SliceArgs) -> anyhow::Result<()> {
         static_share: a.static_share,
         layers: a.layers,
         verify: true,
+        source_sha256: None,
     };
     let r = slice_model(&req)?;
     if a.json {

@@ -662,8 +662,10 @@ fn sweep_points(rows: &[&EvalRow], x: impl Fn(&EvalRow) -> f64, right: impl Fn(&
         .collect()
 }
 
-/// Groups rows into sweep lines by (method, setting), keeps only charts where a
-/// line has at least two x values.
+/// Groups rows into sweep lines by (method, setting) and keeps the lines with at
+/// least two x values; `None` when no line is left. A single point belongs to the
+/// other sweep (the phi sweep's gamma 0.4 point is on the gamma sweep's chart) and
+/// would only add legend entries in the same colour.
 fn sweep_lines(
     rows: &[&EvalRow],
     setting: impl Fn(&EvalRow) -> Option<f64>,
@@ -682,6 +684,10 @@ fn sweep_lines(
     }
     let mut lines: Vec<SweepLine> = Vec::new();
     for (((_, method), _), group) in groups {
+        let points = sweep_points(&group, x, right);
+        if points.len() < 2 {
+            continue;
+        }
         let variant = lines.iter().filter(|l| l.method == method).count();
         let label = match setting(group[0]) {
             Some(v) => format!("{method} {setting_name}={}", compact(v)),
@@ -691,10 +697,10 @@ fn sweep_lines(
             method,
             label,
             variant,
-            points: sweep_points(&group, x, right),
+            points,
         });
     }
-    lines.iter().any(|l| l.points.len() >= 2).then_some(lines)
+    (!lines.is_empty()).then_some(lines)
 }
 
 /// The reference model's score on a task, for the dashed line of the sweeps.
@@ -1684,6 +1690,24 @@ mod tests {
             .filter(|c| c.stem() != "capped-speed")
             .all(|c| !c.title().contains("synthetic")));
         assert_eq!(sanitize("Llama 3.2/1B"), "Llama_3.2_1B");
+    }
+
+    #[test]
+    fn sweeps_draw_only_lines_with_two_or_more_settings() {
+        // phi sweep at gamma 0.7 (three phis) plus a lone gamma 0.4 point.
+        let rows = [
+            row("selectinfer", "qa", 0.7, Some(0.3), Some(10.0), 50.0, 220.0, None),
+            row("selectinfer", "qa", 0.7, Some(0.4), Some(11.0), 45.0, 220.0, None),
+            row("selectinfer", "qa", 0.7, Some(0.5), Some(12.0), 40.0, 220.0, None),
+            row("selectinfer", "qa", 0.4, Some(0.4), Some(8.0), 55.0, 180.0, None),
+        ];
+        let refs: Vec<&EvalRow> = rows.iter().collect();
+        let lines = sweep_lines(&refs, |r| Some(r.load), "γ", |r| r.compute.unwrap_or(f64::NAN), |r| r.decode_tps).expect("a phi sweep");
+        let labels: Vec<&str> = lines.iter().map(|l| l.label.as_str()).collect();
+        assert_eq!(labels, ["selectinfer γ=0.7"]);
+        assert_eq!(lines[0].points.iter().map(|p| p.0).collect::<Vec<_>>(), [0.3, 0.4, 0.5]);
+        // No line with two settings: no chart.
+        assert!(sweep_lines(&refs[2..], |r| Some(r.load), "γ", |r| r.compute.unwrap_or(f64::NAN), |r| r.decode_tps).is_none());
     }
 
     #[test]

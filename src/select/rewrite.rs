@@ -63,6 +63,9 @@ pub struct SliceRequest {
     pub layers: Option<Range<usize>>,
     /// Load the result with llama.cpp to verify it.
     pub verify: bool,
+    /// sha256 of `model` when the caller has already hashed it (`chat` keys its
+    /// slice cache by it); `None` hashes the file here.
+    pub source_sha256: Option<String>,
 }
 
 /// What a slice did.
@@ -228,7 +231,10 @@ pub fn slice_model(req: &SliceRequest) -> anyhow::Result<SliceReport> {
         info.n_layer
     );
 
-    let source_sha = file_sha256(&req.model).with_context(|| format!("hashing {}", req.model.display()))?;
+    let source_sha = match &req.source_sha256 {
+        Some(sha) => sha.clone(),
+        None => file_sha256(&req.model).with_context(|| format!("hashing {}", req.model.display()))?,
+    };
     let (keeps, task, seed, profile_sha) = match &req.source {
         SliceSource::Profile { dir, task } => {
             let fp = fingerprint_with_sha256(&req.model, &info, source_sha.clone());
