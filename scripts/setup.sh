@@ -20,13 +20,22 @@ SMOLLM2_SHA=b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53
 GEMMA3_SHA=a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818
 
 # --- 1. system packages -------------------------------------------------------
+has_libclang() {
+    if [ -n "${LIBCLANG_PATH:-}" ]; then
+        ls "$LIBCLANG_PATH"/libclang.so* "$LIBCLANG_PATH"/libclang-[0-9]*.so* >/dev/null 2>&1 && return 0
+    fi
+    ldconfig -p 2>/dev/null | grep -qE '[[:space:]]libclang(-[0-9][0-9.]*)?\.so' && return 0
+    ls /usr/lib/llvm-*/lib/libclang.so* /usr/lib/llvm-*/lib/libclang-[0-9]*.so* /usr/lib/*/libclang.so* /usr/lib/*/libclang-[0-9]*.so* >/dev/null 2>&1
+}
 if [ "${SELECTINFER_SKIP_APT:-0}" != 1 ]; then
     missing=()
     command -v cmake >/dev/null || missing+=(cmake)
     command -v c++ >/dev/null || missing+=(g++)
     command -v unzip >/dev/null || missing+=(unzip)
     command -v tmux >/dev/null || missing+=(tmux)   # the chat pseudo-terminal test
-    ls /usr/lib/llvm-*/lib/libclang*.so* >/dev/null 2>&1 || ls /usr/lib/*/libclang*.so* >/dev/null 2>&1 || missing+=(libclang-dev)
+    # bindgen (clang-sys) loads libclang.so or libclang-N.so; libclang-cpp.so, which a
+    # bare image ships, is a different library and does not count.
+    has_libclang || missing+=(libclang-dev)
     if [ ${#missing[@]} -gt 0 ]; then
         command -v apt-get >/dev/null || die "missing ${missing[*]} and no apt-get to install them"
         sudo=""; [ "$(id -u)" = 0 ] || sudo=sudo

@@ -1,5 +1,8 @@
-//! `selectinfer bench`: prefill and decode speed per computed share phi, side by
-//! side in one process, with the speedup that the bytes read per token predict.
+//! `selectinfer bench`: prefill and decode speed per computed share phi, for one or
+//! several model files side by side in one process (repetitions round-robin over
+//! every file and setting), with the speedup over the first setting of the first
+//! file (the anchor, e.g. dense Q4_K_M) and the speedup that the bytes read per
+//! token predict.
 
 use std::path::PathBuf;
 
@@ -15,9 +18,10 @@ use crate::output::{median, Table};
 /// Arguments of `bench`.
 #[derive(Debug, clap::Args)]
 pub struct BenchArgs {
-    /// GGUF model (sliced or not).
-    #[arg(short, long)]
-    pub model: PathBuf,
+    /// GGUF model (sliced or not); repeat to time several files in one run. The
+    /// first setting of the first file is the anchor of every speedup.
+    #[arg(short, long, required = true)]
+    pub model: Vec<PathBuf>,
     /// Computed shares phi to compare, comma-separated; a value at or above the
     /// loaded share means dense (every loaded neuron).
     #[arg(long = "compute-list", value_delimiter = ',', default_value = "1.0,0.7,0.55,0.4,0.3")]
@@ -53,6 +57,13 @@ struct BenchRecord {
     ideal_speedup: f64,
     bytes_per_token: u64,
     select_ms: f64,
+    /// `in-place` (prefix views of the reordered weights), `copy` (gathered
+    /// buffer) or `dense`.
+    layout: String,
+    /// Tensor bytes of the file.
+    weight_bytes: u64,
+    /// Bytes of gathered copies of computed neurons (0 in place).
+    copy_bytes: usize,
     computed_neurons: usize,
     loaded_neurons: usize,
     reps: usize,
@@ -86,24 +97,28 @@ pub fn bytes_per_token(g: &GgufFile, plan: &ComputePlan, computed: Option<&[Opti
 }
 
 pub fn run(a: BenchArgs) -> anyhow::Result<()> {
-    let model = Model::load(&a.model, &LoadOptions::default()).with_context(|| format!("cannot load {}", a.model.display()))?;
+    anyhow::ensure!(a.reps >= 1, "--reps must be at least 1");
+    anyhow::ensure!(a.gen >= 2, "--gen must be at least 2 (decode speed counts the steps after the first token)");
+    anyhow::ensure!(a.prompt_tokens >= 1, "--prompt-tokens must be at least 1");
     let threads = a.threads.unwrap_or_else(crate::engine::default_threads);
     let text = std::fs::read_to_string("data/wikitext2_raw_test.txt")
         .or_else(|_| std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/data/wikitext2_raw_test.txt")))
         .context("reading data/wikitext2_raw_test.txt for the benchmark prompt")?;
     // About 40 bytes per token is plenty; cut on a character boundary.
     let cut = (0..=text.len().min(40 * a.prompt_tokens)).rev().find(|&i| text.is_char_boundary(i)).unwrap_or(0);
-    let mut prompt = model.tokenize(&text[..cut], true, false);
-    prompt.truncate(a.prompt_tokens.max(1));
     let opts = GenerateOptions { max_tokens: a.gen, ignore_eog: true, ..Default::default() };
+    let models: Vec<Model> = a
+        .model
+        .iter()
+        .map(|p| Model::load(p, &LoadOptions::default()).with_context(|| format!("cannot load {}", p.display())))
+        .collect::<anyhow::Result<_>>()?;
 
-    let gamma = crate::select::SliceMeta::from_gguf(model.gguf())?.map_or(1.0, |m| m.load);
-    let mut records = Vec::new();
-    let mut dense_tps = None;
-    let mut dense_bytes = None;
-    // One session per setting, then repetitions round-robin over the settings, so
-    // that drift in machine speed (other load, frequency) hits every setting alike.
+    // One session per (file, setting), then repetitions round-robin over all of
+    // them, so that drift in machine speed (other load, frequency) hits every
+    // setting alike.
     struct Setting<'m> {
+        model: &'m Model,
+        prompt: Vec<i32>,
         phi: f64,
         dense: bool,
         plan: ComputePlan,
@@ -114,38 +129,63 @@ pub fn run(a: BenchArgs) -> anyhow::Result<()> {
         last_sel: SelectionStats,
     }
     let mut settings = Vec::new();
-    for &phi in &a.compute_list {
-        // phi at or above the loaded share gamma is dense: every loaded neuron.
-        let dense = phi >= gamma - 1e-9;
-        let mut plan = ComputePlan::for_model(model.gguf(), &a.compute.options(if dense { gamma } else { phi }))?;
-        if dense {
-            plan.layers.iter_mut().for_each(|l| *l = None);
+    for model in &models {
+        let mut prompt = model.tokenize(&text[..cut], true, false);
+        prompt.truncate(a.prompt_tokens);
+        let n_ctx = (prompt.len() + a.gen + 16) as u32;
+        anyhow::ensure!(n_ctx <= model.n_ctx_train().max(512), "--prompt-tokens + --gen ({n_ctx}) exceed the context of {}", model.path().display());
+        let gamma = crate::select::SliceMeta::from_gguf(model.gguf())?.map_or(1.0, |m| m.load);
+        for &phi in &a.compute_list {
+            // phi at or above the loaded share gamma is dense: every loaded neuron.
+            let dense = phi >= gamma - 1e-9;
+            let mut plan = ComputePlan::for_model(model.gguf(), &a.compute.options(if dense { gamma } else { phi }))?;
+            if dense {
+                plan.layers.iter_mut().for_each(|l| *l = None);
+            }
+            let opts = SessionOptions { n_ctx, n_batch: 512, threads, observer: None };
+            let session = SelectiveSession::new(model, plan.clone(), opts)?;
+            settings.push(Setting {
+                model,
+                prompt: prompt.clone(),
+                phi,
+                dense,
+                plan,
+                session,
+                pre: Vec::new(),
+                dec: Vec::new(),
+                sel_ms: Vec::new(),
+                last_sel: SelectionStats::default(),
+            });
         }
-        let opts = SessionOptions { n_ctx: (a.prompt_tokens + a.gen + 16) as u32, n_batch: 512, threads, observer: None };
-        let session = SelectiveSession::new(&model, plan.clone(), opts)?;
-        settings.push(Setting { phi, dense, plan, session, pre: Vec::new(), dec: Vec::new(), sel_ms: Vec::new(), last_sel: SelectionStats::default() });
     }
-    for rep in 0..a.reps.max(1) {
+    for rep in 0..a.reps {
         for st in &mut settings {
             st.session.clear();
-            let (_, stats, sel) = st.session.generate(&prompt, &opts, |_| true)?;
+            let (_, stats, sel) = st.session.generate(&st.prompt, &opts, |_| true)?;
             st.pre.push(stats.prefill_tps());
             st.dec.push(stats.decode_tps());
             st.sel_ms.push(sel.select_ms);
             st.last_sel = sel;
         }
         if !a.json {
-            eprintln!("bench: repetition {} of {} done", rep + 1, a.reps.max(1));
+            eprintln!("bench: repetition {} of {} done", rep + 1, a.reps);
         }
     }
+    let mut records = Vec::new();
+    let mut anchor: Option<(f64, u64)> = None;
     for st in settings {
         let computed: Vec<Option<usize>> = st.session.current_sets().iter().map(|c| c.as_ref().map(Vec::len)).collect();
-        let bytes = bytes_per_token(model.gguf(), &st.plan, if st.dense { None } else { Some(&computed) });
+        let g = st.model.gguf();
+        let bytes = bytes_per_token(g, &st.plan, if st.dense { None } else { Some(&computed) });
         let decode_tps = median(st.dec);
-        let base_tps = *dense_tps.get_or_insert(decode_tps);
-        let base_bytes = *dense_bytes.get_or_insert(bytes);
+        let (base_tps, base_bytes) = *anchor.get_or_insert((decode_tps, bytes));
+        let layout = if st.dense || !st.plan.is_selective() {
+            "dense".to_string()
+        } else {
+            serde_json::to_value(st.session.layout())?.as_str().unwrap_or_default().to_string()
+        };
         records.push(BenchRecord {
-            model: a.model.display().to_string(),
+            model: st.model.path().display().to_string(),
             compute: st.phi,
             dense: st.dense,
             prefill_tps: median(st.pre),
@@ -154,10 +194,13 @@ pub fn run(a: BenchArgs) -> anyhow::Result<()> {
             ideal_speedup: base_bytes as f64 / bytes as f64,
             bytes_per_token: bytes,
             select_ms: median(st.sel_ms),
+            layout,
+            weight_bytes: crate::model::ModelInfo::from_gguf(g)?.total_bytes,
+            copy_bytes: st.last_sel.compact_bytes,
             computed_neurons: st.last_sel.computed_neurons,
             loaded_neurons: st.last_sel.loaded_neurons,
-            reps: a.reps.max(1),
-            prompt_tokens: prompt.len(),
+            reps: a.reps,
+            prompt_tokens: st.prompt.len(),
             gen_tokens: a.gen,
             threads,
         });
@@ -168,26 +211,38 @@ pub fn run(a: BenchArgs) -> anyhow::Result<()> {
         }
         return Ok(());
     }
-    let mut t = Table::new(["compute (phi)", "prefill tok/s", "decode tok/s", "speedup", "ideal speedup", "MiB read/token", "selection ms"]);
+    let several = a.model.len() > 1;
+    let mut head = vec!["compute (phi)", "layout", "weights + copies MiB", "prefill tok/s", "decode tok/s", "speedup", "ideal speedup", "MiB read/token", "selection ms"];
+    if several {
+        head.insert(0, "model");
+    }
+    let mut t = Table::new(head);
+    let mib = |b: f64| format!("{:.1}", b / 1048576.0);
     for r in &records {
-        t.row([
+        let mut row = vec![
             if r.dense { format!("{} (dense)", r.compute) } else { r.compute.to_string() },
+            r.layout.clone(),
+            mib((r.weight_bytes as usize + r.copy_bytes) as f64),
             format!("{:.1}", r.prefill_tps),
             format!("{:.1}", r.decode_tps),
             format!("{:.2}x", r.speedup),
             format!("{:.2}x", r.ideal_speedup),
-            format!("{:.1}", r.bytes_per_token as f64 / 1048576.0),
+            mib(r.bytes_per_token as f64),
             format!("{:.1}", r.select_ms),
-        ]);
+        ];
+        if several {
+            row.insert(0, std::path::Path::new(&r.model).file_name().map_or(r.model.clone(), |f| f.to_string_lossy().into_owned()));
+        }
+        t.row(row);
     }
     print!("{}", t.to_markdown());
     println!(
-        "{} | {} prompt tokens, {} generated, {} threads, median of {} round-robin reps; the first setting is the speedup baseline",
-        a.model.display(),
-        prompt.len(),
+        "{} | {} generated tokens, {} threads, median of {} round-robin reps; speedups are over the first setting of {}",
+        a.model.iter().map(|m| m.display().to_string()).collect::<Vec<_>>().join(", "),
         a.gen,
         threads,
-        a.reps.max(1)
+        a.reps,
+        a.model[0].display()
     );
     Ok(())
 }

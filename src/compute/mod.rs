@@ -145,8 +145,10 @@ pub struct SelectionStats {
     pub computed_neurons: usize,
     /// Neurons loaded in those layers.
     pub loaded_neurons: usize,
-    /// Bytes of the compacted weights.
+    /// Bytes of the compacted weights (0 when reordered in place).
     pub compact_bytes: usize,
+    /// Neurons moved by the in-place reorder, summed over layers.
+    pub swapped_neurons: usize,
 }
 
 /// A session that selects neurons for each prompt and decodes with them.
@@ -157,9 +159,26 @@ pub struct SelectiveSession<'m> {
     /// The GGUF file mapped for weights llama.cpp does not hold in file layout in
     /// host memory (repacked CPU weights, GPU weights); mapped on first need.
     file: Option<memmap2::Mmap>,
-    gguf: GgufFile,
     /// Computed positions per layer for the current prompt (None: dense).
     current: Vec<Option<Vec<u32>>>,
+    /// Whether decode uses prefix views of the reordered weights (zero-copy)
+    /// rather than gathered copies; see [`Layout`].
+    in_place: bool,
+}
+
+/// How decode reaches the computed neurons.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Layout {
+    /// The loaded FFN is reordered in place so the computed neurons come first,
+    /// and decode multiplies prefix views: no extra memory. Needs every
+    /// sparsified layer's weights in host memory in file layout with an F32, F16
+    /// or BF16 `ffn_down` (swapping its columns is exact).
+    InPlace,
+    /// The computed neurons are gathered into a separate buffer each prompt
+    /// (repacked or device weights, quantized `ffn_down`): costs phi/gamma of the
+    /// sparsified FFN bytes.
+    Copy,
 }
 
 impl<'m> SelectiveSession<'m> {
@@ -178,7 +197,36 @@ impl<'m> SelectiveSession<'m> {
         opts.observer = Some(Box::new(VoteObserver::new(node, state.clone())));
         let session = Session::new(model, opts)?;
         let n = plan.layers.len();
-        Ok(SelectiveSession { session, plan, state, file: None, gguf: model.gguf().clone(), current: vec![None; n] })
+        let in_place = plan.layers.iter().enumerate().all(|(l, lp)| lp.is_none() || model.ffn_in_place(l).is_ok());
+        Ok(SelectiveSession { session, plan, state, file: None, current: vec![None; n], in_place })
+    }
+
+    /// Chooses how decode reaches the computed neurons (default: in place where
+    /// every sparsified layer allows it). Asking for [`Layout::InPlace`] where a
+    /// layer does not allow it is an error naming the layer and the reason.
+    pub fn set_layout(&mut self, layout: Layout) -> anyhow::Result<()> {
+        self.session.clear_compact_ffn();
+        self.current.iter_mut().for_each(|c| *c = None);
+        self.in_place = match layout {
+            Layout::Copy => false,
+            Layout::InPlace => {
+                let model = self.session.model();
+                for (l, _) in self.plan.layers.iter().enumerate().filter(|(_, lp)| lp.is_some()) {
+                    model.ffn_in_place(l).map_err(|why| anyhow::anyhow!("layer {l} cannot be reordered in place: {why}"))?;
+                }
+                true
+            }
+        };
+        Ok(())
+    }
+
+    /// How decode reaches the computed neurons.
+    pub fn layout(&self) -> Layout {
+        if self.in_place {
+            Layout::InPlace
+        } else {
+            Layout::Copy
+        }
     }
 
     /// The underlying session.
@@ -207,6 +255,11 @@ impl<'m> SelectiveSession<'m> {
     /// and installs the compacted FFNs for the following decode steps.
     pub fn prefill_and_select(&mut self, prompt: &[Token]) -> anyhow::Result<(GenerateStats, SelectionStats)> {
         self.session.clear_compact_ffn();
+        // Prefill runs over the loaded neurons in file order (bit-identical to the
+        // plain engine), whatever an earlier prompt or another session reordered.
+        let t0 = Instant::now();
+        self.session.model().restore_ffn_order()?;
+        let restore_ms = t0.elapsed().as_secs_f64() * 1e3;
         {
             let mut s = self.state.lock().unwrap();
             let widths: Vec<Option<usize>> = self.plan.layers.iter().map(|l| l.as_ref().map(|l| l.n_loaded)).collect();
@@ -215,7 +268,8 @@ impl<'m> SelectiveSession<'m> {
         }
         let stats = self.session.prefill(prompt)?;
         self.state.lock().unwrap().enabled = false;
-        let sel = self.select_and_install()?;
+        let mut sel = self.select_and_install()?;
+        sel.select_ms += restore_ms;
         Ok((stats, sel))
     }
 
@@ -246,10 +300,20 @@ impl<'m> SelectiveSession<'m> {
             let set = compute_set(v, &lp.static_positions, self.plan.computed(lp) - lp.static_positions.len());
             stats.computed_neurons += set.len();
             stats.loaded_neurons += lp.n_loaded;
-            shapes.push(compact_shape(&self.gguf, l, set.len())?);
+            shapes.push(compact_shape(self.session.model().gguf(), l, set.len())?);
             sets[l] = set;
         }
         let model = self.session.model();
+        if self.in_place {
+            let mut views = Vec::with_capacity(shapes.len());
+            for sh in &shapes {
+                stats.swapped_neurons += model.place_ffn_prefix(sh.layer, &sets[sh.layer])?;
+                views.push((sh.layer, sh.k));
+            }
+            self.session.set_ffn_prefix_views(&views)?;
+            self.finish(sets, &mut stats, t0);
+            return Ok(stats);
+        }
         let in_host = |l: usize| ["ffn_gate", "ffn_up", "ffn_down"].iter().all(|w| model.host_tensor_bytes(&format!("blk.{l}.{w}.weight")).is_some());
         if self.file.is_none() && !shapes.iter().all(|sh| in_host(sh.layer)) {
             let f = std::fs::File::open(model.path()).with_context(|| format!("opening {}", model.path().display()))?;
@@ -257,7 +321,7 @@ impl<'m> SelectiveSession<'m> {
             // new files through temporary names and renames).
             self.file = Some(unsafe { memmap2::Mmap::map(&f) }.with_context(|| format!("mapping {}", model.path().display()))?);
         }
-        let (gguf, file) = (&self.gguf, self.file.as_deref());
+        let (gguf, file) = (model.gguf(), self.file.as_deref());
         let mut compact_bytes = 0;
         self.session.set_compact_ffn(&shapes, |sh| {
             let layer = gather(model, gguf, file, sh.layer, &sets[sh.layer]).map_err(|e| format!("{e:#}"))?;
@@ -265,13 +329,27 @@ impl<'m> SelectiveSession<'m> {
             Ok(layer)
         })?;
         stats.compact_bytes = compact_bytes;
+        self.finish(sets, &mut stats, t0);
+        Ok(stats)
+    }
+
+    fn finish(&mut self, sets: Vec<Vec<u32>>, stats: &mut SelectionStats, t0: Instant) {
         for (l, set) in sets.into_iter().enumerate() {
             if self.plan.layers[l].is_some() {
                 self.current[l] = Some(set);
             }
         }
         stats.select_ms = t0.elapsed().as_secs_f64() * 1e3;
-        Ok(stats)
+    }
+}
+
+impl Drop for SelectiveSession<'_> {
+    /// Leaves the model's weights in file order for whoever uses it next.
+    fn drop(&mut self) {
+        self.session.clear_compact_ffn();
+        if self.in_place {
+            let _ = self.session.model().restore_ffn_order();
+        }
     }
 }
 

@@ -5,7 +5,9 @@
 //! llama.cpp's `build_ffn` multiplies those instead of the layer's own weights. The
 //! tensors live in one backend buffer owned here: a plain CPU buffer when the
 //! model's weights are in host memory, the weights' own buffer type otherwise
-//! (CUDA), so the same code serves both.
+//! (CUDA), so the same code serves both. When the weights were reordered in place
+//! ([`super::inplace`]), the tensors are prefix views of the layer's own weights
+//! instead, and nothing is allocated.
 
 use std::ffi::CString;
 
@@ -49,9 +51,28 @@ pub(crate) struct CompactBuffers {
     ctx: *mut sys::ggml_context,
     buffer: sys::ggml_backend_buffer_t,
     pub(crate) layers: Vec<usize>,
+    /// For views of the model's own weights: the model's FFN-order epoch they
+    /// were made for.
+    pub(crate) epoch: Option<u64>,
 }
 
 impl CompactBuffers {
+    /// A ggml context with room for three tensor headers per layer, no data.
+    fn empty(n_layers: usize) -> Result<CompactBuffers, String> {
+        let params = sys::ggml_init_params {
+            // SAFETY: a constant of the library.
+            mem_size: unsafe { sys::ggml_tensor_overhead() } * 3 * n_layers.max(1) + 1024,
+            mem_buffer: std::ptr::null_mut(),
+            no_alloc: true,
+        };
+        // SAFETY: no_alloc context of a computed size; freed in Drop.
+        let ctx = unsafe { sys::ggml_init(params) };
+        if ctx.is_null() {
+            return Err("ggml_init failed".into());
+        }
+        Ok(CompactBuffers { ctx, buffer: std::ptr::null_mut(), layers: Vec::new(), epoch: None })
+    }
+
     /// Allocates tensors for `shapes`, fills them one layer at a time with `fill`
     /// (so only one layer's gathered bytes exist besides the backend buffer), then
     /// sets them on `lctx`.
@@ -66,16 +87,8 @@ impl CompactBuffers {
         mut fill: impl FnMut(&CompactShape) -> Result<CompactLayer, String>,
     ) -> Result<CompactBuffers, EngineError> {
         let fail = |what: String| EngineError::Decode(format!("compacted FFN: {what}"));
-        let params = sys::ggml_init_params {
-            mem_size: unsafe { sys::ggml_tensor_overhead() } * 3 * shapes.len().max(1) + 1024,
-            mem_buffer: std::ptr::null_mut(),
-            no_alloc: true,
-        };
-        let ctx = unsafe { sys::ggml_init(params) };
-        if ctx.is_null() {
-            return Err(fail("ggml_init failed".into()));
-        }
-        let mut me = CompactBuffers { ctx, buffer: std::ptr::null_mut(), layers: Vec::new() };
+        let mut me = Self::empty(shapes.len()).map_err(fail)?;
+        let ctx = me.ctx;
         let mut tensors = Vec::with_capacity(shapes.len());
         let mut buft = unsafe { sys::ggml_backend_cpu_buffer_type() };
         for sh in shapes {
@@ -123,6 +136,60 @@ impl CompactBuffers {
         for (sh, t) in shapes.iter().zip(&tensors) {
             unsafe { sys::llama_set_ffn_compact(lctx, sh.layer as i32, t[0], t[1], t[2]) };
             me.layers.push(sh.layer);
+        }
+        Ok(me)
+    }
+
+    /// Sets, for each `(layer, k)`, prefix views of the layer's own weights on
+    /// `lctx`: the first `k` rows of gate/up and the first `k` columns of down. No
+    /// weight is copied; the caller has put the neurons to compute first
+    /// ([`super::inplace`]).
+    ///
+    /// # Safety
+    /// As for [`install`](Self::install); the model's weights must stay in that
+    /// order while the views are set.
+    pub(crate) unsafe fn install_views(
+        lctx: *mut sys::llama_context,
+        model: *const sys::llama_model,
+        layers: &[(usize, usize)],
+    ) -> Result<CompactBuffers, EngineError> {
+        let fail = |what: String| EngineError::Decode(format!("compacted FFN views: {what}"));
+        let mut me = Self::empty(layers.len()).map_err(fail)?;
+        let ctx = me.ctx;
+        let mut views = Vec::with_capacity(layers.len());
+        for &(l, k) in layers {
+            let [gate, up, down] = ["ffn_gate", "ffn_up", "ffn_down"].map(|w| {
+                let name = CString::new(format!("blk.{l}.{w}.weight")).expect("no NUL");
+                unsafe { sys::llama_model_get_tensor_by_name(model, name.as_ptr()) as *mut sys::ggml_tensor }
+            });
+            if gate.is_null() || up.is_null() || down.is_null() {
+                return Err(fail(format!("model has no FFN weights in layer {l}")));
+            }
+            let (n_gate, n_down) = unsafe { ((*gate).ne[1], (*down).ne[0]) };
+            if k == 0 || k as i64 > n_gate || k as i64 > n_down {
+                return Err(fail(format!("layer {l}: {k} neurons of {n_gate}")));
+            }
+            // SAFETY: each view lies inside its weight (a prefix of rows, or the first
+            // k elements of every row), and is bound to the weight's buffer.
+            let view = |t: *mut sys::ggml_tensor, ne0: i64, ne1: i64| unsafe {
+                let v = sys::ggml_view_2d(ctx, t, ne0, ne1, (*t).nb[1], 0);
+                if !v.is_null() && (*t).buffer.is_null() {
+                    return std::ptr::null_mut();
+                }
+                if !v.is_null() && sys::ggml_backend_view_init(v) != sys::GGML_STATUS_SUCCESS {
+                    return std::ptr::null_mut();
+                }
+                v
+            };
+            let v = unsafe { [view(gate, (*gate).ne[0], k as i64), view(up, (*up).ne[0], k as i64), view(down, k as i64, (*down).ne[1])] };
+            if v.iter().any(|t| t.is_null()) {
+                return Err(fail(format!("could not view the weights of layer {l}")));
+            }
+            views.push((l, v));
+        }
+        for (l, v) in views {
+            unsafe { sys::llama_set_ffn_compact(lctx, l as i32, v[0], v[1], v[2]) };
+            me.layers.push(l);
         }
         Ok(me)
     }

@@ -8,6 +8,7 @@
 mod backend;
 mod callback;
 mod compact;
+mod inplace;
 mod model;
 mod quantize;
 mod session;

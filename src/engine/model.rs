@@ -8,6 +8,7 @@ use llama_cpp_2::model::{LlamaChatMessage, LlamaChatTemplate, LlamaModel};
 use llama_cpp_2::token::LlamaToken;
 
 use super::backend::{backend, take_recent_errors, EngineError};
+use super::inplace::{check_layer, FfnOrder};
 use super::Token;
 use crate::gguf::GgufFile;
 
@@ -32,6 +33,9 @@ pub struct Model {
     pub(crate) inner: LlamaModel,
     path: PathBuf,
     gguf: GgufFile,
+    /// Neuron order of the FFN weights (in-place selective computation), shared by
+    /// every session of the model, with a counter of changes.
+    order: std::sync::Mutex<(FfnOrder, u64)>,
 }
 
 impl std::fmt::Debug for Model {
@@ -50,7 +54,7 @@ impl Model {
         let _ = take_recent_errors();
         let inner = LlamaModel::load_from_file(backend, path, &params)
             .map_err(|_| EngineError::Load { path: path.display().to_string(), log: take_recent_errors() })?;
-        Ok(Model { inner, path: path.to_path_buf(), gguf })
+        Ok(Model { inner, path: path.to_path_buf(), gguf, order: Default::default() })
     }
 
     /// The file it was loaded from.
@@ -61,6 +65,43 @@ impl Model {
     /// The file's header.
     pub fn gguf(&self) -> &GgufFile {
         &self.gguf
+    }
+
+    /// Whether layer `l`'s FFN can be reordered in place (weights in host memory in
+    /// file layout, `ffn_down` of an element type); the reason if not.
+    pub fn ffn_in_place(&self, l: usize) -> Result<(), String> {
+        check_layer(self.raw(), &self.gguf, l).map_err(|e| e.0)
+    }
+
+    /// Puts every FFN back in file order (a no-op when nothing was reordered).
+    pub fn restore_ffn_order(&self) -> Result<(), EngineError> {
+        let mut o = self.order.lock().unwrap_or_else(|e| e.into_inner());
+        if o.0.is_permuted() {
+            o.0.restore(self.raw(), &self.gguf).map_err(|e| EngineError::Decode(e.0))?;
+            o.1 += 1;
+        }
+        Ok(())
+    }
+
+    /// Reorders layer `l`'s FFN, which must be in file order, so that its first
+    /// `set.len()` neurons are the file positions `set` (ascending). Returns the
+    /// number of neuron swaps.
+    pub fn place_ffn_prefix(&self, l: usize, set: &[u32]) -> Result<usize, EngineError> {
+        let mut o = self.order.lock().unwrap_or_else(|e| e.into_inner());
+        let n = o.0.place_prefix(self.raw(), &self.gguf, &self.path, l, set).map_err(|e| EngineError::Decode(e.0))?;
+        o.1 += 1;
+        Ok(n)
+    }
+
+    fn raw(&self) -> *const llama_cpp_sys_2::llama_model {
+        // SAFETY: only reads the wrapper's pointer; the model outlives its uses here.
+        unsafe { self.inner.as_raw_ptr() }
+    }
+
+    /// Counts changes of the FFN order; views set on a session are valid while it
+    /// is unchanged.
+    pub(crate) fn ffn_order_epoch(&self) -> u64 {
+        self.order.lock().unwrap_or_else(|e| e.into_inner()).1
     }
 
     /// The bytes llama.cpp holds for weight `name`, when they sit in host memory in

@@ -196,6 +196,13 @@ impl<'m> Session<'m> {
         if needed > self.n_ctx {
             return Err(EngineError::ContextFull { needed, n_ctx: self.n_ctx });
         }
+        if let Some(c) = &self.compact {
+            if c.epoch.is_some_and(|e| e != self.model.ffn_order_epoch()) {
+                return Err(EngineError::Decode(
+                    "the model's FFN order changed since this session set its views (another session selected); select again".into(),
+                ));
+            }
+        }
         for (ci, chunk) in tokens.chunks(self.n_batch).enumerate() {
             let last_chunk = (ci + 1) * self.n_batch >= tokens.len();
             self.batch.clear();
@@ -244,6 +251,23 @@ impl<'m> Session<'m> {
         // SAFETY: both pointers are valid for the session's lifetime; the buffers are
         // cleared from the context before they are dropped (clear_compact_ffn, Drop).
         let c = unsafe { CompactBuffers::install(self.ctx.as_raw_ptr(), self.model.inner.as_raw_ptr(), shapes, fill)? };
+        self.compact = Some(c);
+        Ok(())
+    }
+
+    /// Restricts the FFN of each `(layer, k)` to the first `k` neurons of the
+    /// layer's own weights, as they are ordered now ([`Model::place_ffn_prefix`]):
+    /// zero-copy selective computation. Decoding fails if the model's order
+    /// changes while the views are set.
+    pub fn set_ffn_prefix_views(&mut self, layers: &[(usize, usize)]) -> Result<(), EngineError> {
+        self.clear_compact_ffn();
+        if layers.is_empty() {
+            return Ok(());
+        }
+        // SAFETY: both pointers are valid for the session's lifetime; the views are
+        // cleared from the context before they are dropped (clear_compact_ffn, Drop).
+        let mut c = unsafe { CompactBuffers::install_views(self.ctx.as_raw_ptr(), self.model.inner.as_raw_ptr(), layers)? };
+        c.epoch = Some(self.model.ffn_order_epoch());
         self.compact = Some(c);
         Ok(())
     }

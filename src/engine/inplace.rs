@@ -1,0 +1,315 @@
+//! In-place neuron reordering of a layer's FFN weights: selective computation with
+//! no copy of the computed neurons.
+//!
+//! As the paper's public code does, the loaded FFN is permuted in place so that the
+//! neurons to compute come first; decode then multiplies prefix views of the
+//! layer's own tensors ([`super::compact`]). A neuron is row `p` of `ffn_gate` and
+//! `ffn_up` (whole rows: a byte swap for every type) and column `p` of `ffn_down`
+//! (one element per row: exact for F32/F16/BF16, so quantized `ffn_down` tensors
+//! use the gathered copy instead).
+//!
+//! The order is a property of the [`Model`](super::Model), shared by all its
+//! sessions: every prefill starts from the file order ([`FfnOrder::restore`]), so
+//! prefill is bit-identical to the plain engine, and the computed set is placed in
+//! ascending file position, the order the gathered copy uses, so decode is too.
+//!
+//! Memory-mapped weights are mapped read-only and shared with the file, so a layer
+//! is first remapped copy-on-write (`MAP_PRIVATE`) over the same pages: the file is
+//! never written, and only pages that a swap touches become anonymous memory
+//! (resident memory does not grow: each such page replaces a file-backed one).
+
+use std::ffi::CString;
+use std::path::Path;
+
+use llama_cpp_sys_2 as sys;
+
+use crate::gguf::{GgmlType, GgufFile};
+
+/// Why a layer cannot be reordered in place (the caller then gathers a copy).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NotInPlace(pub String);
+
+/// One FFN weight as llama.cpp holds it in host memory, in file layout.
+#[derive(Debug, Clone, Copy)]
+struct HostTensor {
+    data: *mut u8,
+    /// Bytes between rows (`nb[1]`).
+    row_bytes: usize,
+    rows: usize,
+    /// Bytes of one element (`ffn_down` only; 0 when not an element type).
+    elem_bytes: usize,
+    /// Byte offset of the data in the GGUF file.
+    file_offset: u64,
+    len: usize,
+    mapped: bool,
+}
+
+/// A layer's three FFN weights.
+#[derive(Debug, Clone, Copy)]
+struct LayerTensors {
+    gate: HostTensor,
+    up: HostTensor,
+    down: HostTensor,
+}
+
+/// The neuron order of every layer of a model, as swaps applied to the file order.
+#[derive(Debug, Default)]
+pub(crate) struct FfnOrder {
+    /// Per layer: the swaps applied since the file order, in order.
+    swaps: Vec<Vec<(u32, u32)>>,
+    /// Layers already remapped copy-on-write (memory-mapped weights).
+    private: Vec<bool>,
+}
+
+// SAFETY: the raw pointers are only dereferenced under the model's mutex, between
+// decode calls (no llama.cpp thread reads the weights then).
+unsafe impl Send for FfnOrder {}
+
+impl FfnOrder {
+    /// Whether any layer is out of file order.
+    pub(crate) fn is_permuted(&self) -> bool {
+        self.swaps.iter().any(|s| !s.is_empty())
+    }
+
+    /// Puts every layer back in file order.
+    pub(crate) fn restore(&mut self, model: *const sys::llama_model, gguf: &GgufFile) -> Result<(), NotInPlace> {
+        for l in 0..self.swaps.len() {
+            if self.swaps[l].is_empty() {
+                continue;
+            }
+            let t = layer_tensors(model, gguf, l)?;
+            let undo: Vec<(u32, u32)> = self.swaps[l].iter().rev().copied().collect();
+            // SAFETY: the tensors were checked by layer_tensors and made writable when
+            // the swaps were first applied.
+            unsafe { apply_swaps(&t, &undo) };
+            self.swaps[l].clear();
+        }
+        Ok(())
+    }
+
+    /// Reorders layer `l` (which must be in file order) so that positions
+    /// `0..set.len()` hold the file positions in `set` (ascending, distinct),
+    /// in that order. Returns the number of neuron swaps.
+    pub(crate) fn place_prefix(
+        &mut self,
+        model: *const sys::llama_model,
+        gguf: &GgufFile,
+        path: &Path,
+        l: usize,
+        set: &[u32],
+    ) -> Result<usize, NotInPlace> {
+        if self.swaps.len() <= l {
+            self.swaps.resize(l + 1, Vec::new());
+            self.private.resize(l + 1, false);
+        }
+        if !self.swaps[l].is_empty() {
+            return Err(NotInPlace(format!("layer {l} is not in file order")));
+        }
+        let t = layer_tensors(model, gguf, l)?;
+        let swaps = prefix_swaps(t.gate.rows, set)?;
+        if swaps.is_empty() {
+            return Ok(0);
+        }
+        if !self.private[l] {
+            for w in [t.gate, t.up, t.down] {
+                make_writable(&w, path)?;
+            }
+            self.private[l] = true;
+        }
+        // SAFETY: checked and writable (above).
+        unsafe { apply_swaps(&t, &swaps) };
+        let n = swaps.len();
+        self.swaps[l] = swaps;
+        Ok(n)
+    }
+}
+
+/// Whether layer `l` of `model` can be reordered in place; the reason if not.
+pub(crate) fn check_layer(model: *const sys::llama_model, gguf: &GgufFile, l: usize) -> Result<(), NotInPlace> {
+    layer_tensors(model, gguf, l).map(|_| ())
+}
+
+/// The swaps that take the identity order to one whose first `set.len()` positions
+/// hold `set`, in order: position `i` receives `set[i]`.
+fn prefix_swaps(n: usize, set: &[u32]) -> Result<Vec<(u32, u32)>, NotInPlace> {
+    if set.windows(2).any(|w| w[0] >= w[1]) || set.last().is_some_and(|&p| p as usize >= n) {
+        return Err(NotInPlace(format!("the computed set must be ascending positions below {n}")));
+    }
+    let mut at: Vec<u32> = (0..n as u32).collect(); // position -> neuron
+    let mut pos: Vec<u32> = (0..n as u32).collect(); // neuron -> position
+    let mut swaps = Vec::new();
+    for (i, &want) in set.iter().enumerate() {
+        let j = pos[want as usize] as usize;
+        if j != i {
+            swaps.push((i as u32, j as u32));
+            let (a, b) = (at[i], at[j]);
+            at.swap(i, j);
+            pos[a as usize] = j as u32;
+            pos[b as usize] = i as u32;
+        }
+    }
+    Ok(swaps)
+}
+
+/// Applies `swaps` in order to rows of gate/up and columns of down.
+///
+/// # Safety
+/// `t` must describe live, writable host tensors of the checked shapes.
+unsafe fn apply_swaps(t: &LayerTensors, swaps: &[(u32, u32)]) {
+    for w in [&t.gate, &t.up] {
+        for &(i, j) in swaps {
+            // SAFETY: i != j are rows below `rows` (prefix_swaps), each row_bytes long.
+            unsafe {
+                std::ptr::swap_nonoverlapping(w.data.add(i as usize * w.row_bytes), w.data.add(j as usize * w.row_bytes), w.row_bytes)
+            };
+        }
+    }
+    let d = &t.down;
+    for r in 0..d.rows {
+        // SAFETY: row r of down holds the layer's width of elem_bytes elements.
+        let row = unsafe { d.data.add(r * d.row_bytes) };
+        match d.elem_bytes {
+            2 => {
+                let row = row.cast::<u16>();
+                for &(i, j) in swaps {
+                    unsafe { std::ptr::swap(row.add(i as usize), row.add(j as usize)) };
+                }
+            }
+            _ => {
+                let row = row.cast::<u32>();
+                for &(i, j) in swaps {
+                    unsafe { std::ptr::swap(row.add(i as usize), row.add(j as usize)) };
+                }
+            }
+        }
+    }
+}
+
+fn layer_tensors(model: *const sys::llama_model, gguf: &GgufFile, l: usize) -> Result<LayerTensors, NotInPlace> {
+    let gate = host_tensor(model, gguf, &format!("blk.{l}.ffn_gate.weight"))?;
+    let up = host_tensor(model, gguf, &format!("blk.{l}.ffn_up.weight"))?;
+    let down = host_tensor(model, gguf, &format!("blk.{l}.ffn_down.weight"))?;
+    if down.elem_bytes == 0 {
+        return Err(NotInPlace(format!("blk.{l}.ffn_down.weight is quantized: its columns cannot be swapped exactly")));
+    }
+    if gate.rows != up.rows || down.row_bytes < gate.rows * down.elem_bytes {
+        return Err(NotInPlace(format!("layer {l}: FFN widths disagree")));
+    }
+    Ok(LayerTensors { gate, up, down })
+}
+
+fn host_tensor(model: *const sys::llama_model, gguf: &GgufFile, name: &str) -> Result<HostTensor, NotInPlace> {
+    let no = |why: &str| NotInPlace(format!("{name}: {why}"));
+    let info = gguf.tensor(name).ok_or_else(|| no("not in the file"))?;
+    let len = info.n_bytes().ok_or_else(|| no("size overflows"))? as usize;
+    let cname = CString::new(name).map_err(|_| no("bad name"))?;
+    // SAFETY: model is a live llama_model; the returned tensor lives as long as it.
+    unsafe {
+        let t = sys::llama_model_get_tensor_by_name(model, cname.as_ptr());
+        let t = t.as_ref().ok_or_else(|| no("not in the model"))?;
+        if t.buffer.is_null() || t.data.is_null() || !sys::ggml_backend_buffer_is_host(t.buffer) {
+            return Err(no("not in host memory in file layout (repacked or on a device)"));
+        }
+        if t.type_ as u32 != info.ty.0 || sys::ggml_nbytes(t) != len || t.ne[2] != 1 || t.ne[3] != 1 {
+            return Err(no("llama.cpp holds it in another layout"));
+        }
+        let name_ptr = sys::ggml_backend_buffer_name(t.buffer);
+        let mapped = !name_ptr.is_null() && std::ffi::CStr::from_ptr(name_ptr).to_bytes() == b"CPU_Mapped";
+        let elem_bytes = match GgmlType(t.type_ as u32) {
+            GgmlType::F32 => 4,
+            GgmlType::F16 | GgmlType::BF16 => 2,
+            _ => 0,
+        };
+        Ok(HostTensor {
+            data: t.data.cast(),
+            row_bytes: t.nb[1],
+            rows: t.ne[1] as usize,
+            elem_bytes,
+            file_offset: gguf.data_offset + info.offset,
+            len,
+            mapped,
+        })
+    }
+}
+
+/// Makes a memory-mapped tensor writable without writing the file: its pages are
+/// mapped again, privately (copy-on-write), from the same file offsets.
+fn make_writable(t: &HostTensor, path: &Path) -> Result<(), NotInPlace> {
+    if !t.mapped {
+        return Ok(()); // read into an anonymous CPU buffer: already writable
+    }
+    let page = page_size();
+    let addr = t.data as usize;
+    let start = addr & !(page - 1);
+    let end = (addr + t.len).div_ceil(page) * page;
+    let lead = (addr - start) as u64;
+    if t.file_offset < lead || (t.file_offset - lead) % page as u64 != 0 {
+        return Err(NotInPlace(format!("mapped weights at {addr:#x} do not follow the file's page layout")));
+    }
+    let file = std::fs::File::open(path).map_err(|e| NotInPlace(format!("reopening {}: {e}", path.display())))?;
+    use std::os::fd::AsRawFd;
+    // SAFETY: [start, end) lies inside llama.cpp's read-only mapping of this same
+    // file (the tensor is inside the file, the mapping covers it whole, page
+    // aligned); MAP_FIXED replaces those pages with a private mapping of the same
+    // bytes, so every pointer into the range stays valid and reads the same data.
+    let p = unsafe {
+        libc::mmap(
+            start as *mut libc::c_void,
+            end - start,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_FIXED,
+            file.as_raw_fd(),
+            (t.file_offset - lead) as libc::off_t,
+        )
+    };
+    if p == libc::MAP_FAILED || p as usize != start {
+        return Err(NotInPlace(format!("remapping weights copy-on-write: {}", std::io::Error::last_os_error())));
+    }
+    Ok(())
+}
+
+fn page_size() -> usize {
+    // SAFETY: sysconf has no preconditions.
+    let p = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    if p > 0 {
+        p as usize
+    } else {
+        4096
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::prefix_swaps;
+
+    fn apply(n: usize, swaps: &[(u32, u32)]) -> Vec<u32> {
+        let mut v: Vec<u32> = (0..n as u32).collect();
+        swaps.iter().for_each(|&(i, j)| v.swap(i as usize, j as usize));
+        v
+    }
+
+    #[test]
+    fn prefix_swaps_place_the_set_in_order_and_undo_exactly() {
+        for set in [vec![], vec![0, 1, 2], vec![3, 5, 9], vec![0, 2, 4, 6, 8], vec![1, 2, 3, 7, 8, 9]] {
+            let swaps = prefix_swaps(10, &set).unwrap();
+            let v = apply(10, &swaps);
+            assert_eq!(&v[..set.len()], &set[..], "{set:?}");
+            let mut rest: Vec<u32> = v[set.len()..].to_vec();
+            rest.sort_unstable();
+            assert!(rest.iter().all(|p| !set.contains(p)));
+            // Undo in reverse order gives the identity back.
+            let mut w = v.clone();
+            swaps.iter().rev().for_each(|&(i, j)| w.swap(i as usize, j as usize));
+            assert_eq!(w, (0..10).collect::<Vec<u32>>());
+            assert!(swaps.len() <= set.len());
+        }
+        assert_eq!(prefix_swaps(10, &[0, 1, 2]).unwrap(), vec![], "a prefix already in place moves nothing");
+    }
+
+    #[test]
+    fn prefix_swaps_refuse_unsorted_or_out_of_range_sets() {
+        assert!(prefix_swaps(4, &[2, 1]).is_err());
+        assert!(prefix_swaps(4, &[1, 1]).is_err());
+        assert!(prefix_swaps(4, &[1, 4]).is_err());
+    }
+}
