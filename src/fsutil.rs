@@ -58,6 +58,28 @@ pub fn temp_path(target: &Path) -> PathBuf {
     dir.join(format!(".{name}.{}-{n}.tmp", std::process::id()))
 }
 
+/// A temporary file name next to a target ([`temp_path`]) that another writer
+/// (llama.cpp's quantizer) fills; removed when dropped.
+pub struct TempPath(PathBuf);
+
+impl TempPath {
+    /// A fresh temporary name beside `target`.
+    pub fn beside(target: &Path) -> TempPath {
+        TempPath(temp_path(target))
+    }
+
+    /// The path.
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for TempPath {
+    fn drop(&mut self) {
+        let _ = fs::remove_file(&self.0);
+    }
+}
+
 impl Drop for AtomicFile {
     fn drop(&mut self) {
         if self.file.take().is_some() {

@@ -5,6 +5,8 @@ use std::path::PathBuf;
 use anyhow::{bail, Context};
 
 use crate::engine::{quantize, TargetType};
+use crate::gguf::{copy_with_metadata, GgufFile, Value};
+use crate::profile::{file_sha256, ranking};
 use crate::model::ModelInfo;
 use crate::output::format_bytes;
 
@@ -45,7 +47,27 @@ pub fn run(args: ConvertArgs) -> anyhow::Result<()> {
         args.to.name(),
     );
     let threads = args.threads.unwrap_or_else(crate::engine::default_threads);
-    quantize(&args.model, &args.output, args.to, threads)?;
+    // To a quantized type, llama.cpp's quantizer writes a temporary file and the
+    // final file is that one plus the lineage (sha256 of the source, then the
+    // source's own lineage), so that a profile of the source (the F16 original)
+    // applies to the conversion (slice checks it). Float targets are llama.cpp's
+    // output as it is, so the F16 originals that committed profiles fingerprint
+    // stay byte for byte what they were.
+    if matches!(args.to, TargetType::F32 | TargetType::F16 | TargetType::Bf16) {
+        quantize(&args.model, &args.output, args.to, threads)?;
+        let out = ModelInfo::read(&args.output).context("reading the converted file back")?;
+        eprintln!("convert: wrote {} ({})", args.output.display(), format_bytes(out.total_bytes));
+        return Ok(());
+    }
+    let tmp = crate::fsutil::TempPath::beside(&args.output);
+    quantize(&args.model, tmp.path(), args.to, threads)?;
+    let source = GgufFile::read(&args.model)?;
+    let mut lineage = vec![file_sha256(&args.model).with_context(|| format!("hashing {}", args.model.display()))?];
+    lineage.extend(ranking::lineage(&source));
+    let quantized = GgufFile::read(tmp.path()).context("reading the quantizer's output")?;
+    copy_with_metadata(&quantized, &args.output, &[(ranking::LINEAGE_KEY.to_string(), Value::strings(lineage))])
+        .with_context(|| format!("writing {}", args.output.display()))?;
+    drop(tmp);
     let out = ModelInfo::read(&args.output).context("reading the converted file back")?;
     eprintln!("convert: wrote {} ({})", args.output.display(), format_bytes(out.total_bytes));
     Ok(())

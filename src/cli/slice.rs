@@ -85,7 +85,7 @@ pub fn run(a: SliceArgs) -> anyhow::Result<()> {
         r.layers.start,
         r.layers.end,
         r.n_ff.get(r.layers.start).copied().unwrap_or(0),
-        if r.down_dequantized { " (quantized ffn_down stored as F16)" } else { "" },
+        if r.down_requantized { " (quantized ffn_down requantized in its own type; kept widths rounded to its block size)" } else { "" },
         r.output
     );
     Ok(())

@@ -58,3 +58,37 @@ pub fn dequantize(type_id: u32, bytes: &[u8], n: usize) -> Option<Vec<f32>> {
         Some(out)
     }
 }
+
+/// Types [`quantize_rows`] handles: Q4_0, Q4_1, Q5_0, Q5_1, Q8_0 and Q2_K..Q6_K.
+const QUANTIZABLE: [u32; 10] = [2, 3, 6, 7, 8, 10, 11, 12, 13, 14];
+
+/// Whether [`quantize_rows`] can produce type `type_id`.
+pub fn can_quantize(type_id: u32) -> bool {
+    QUANTIZABLE.contains(&type_id)
+}
+
+/// Quantizes `data` (rows of `n_per_row` floats) to type `type_id` with ggml's own
+/// quantizer. `None` when the type cannot be quantized this way (no quantizer, an
+/// importance matrix required, or rows that are not whole blocks).
+pub fn quantize_rows(type_id: u32, data: &[f32], n_per_row: usize) -> Option<Vec<u8>> {
+    let (blck, size) = ggml_type_layout(type_id);
+    if blck == 0 || n_per_row == 0 || n_per_row as u64 % blck != 0 || data.len() % n_per_row != 0 {
+        return None;
+    }
+    let t = type_id as llama_cpp_sys_2::ggml_type;
+    // SAFETY: type ids below GGML_TYPE_COUNT index static tables; ggml_quantize_chunk
+    // reads nrows * n_per_row floats and writes nrows rows of n_per_row / blck blocks
+    // into `out`, sized for exactly that.
+    unsafe {
+        // ggml_quantize_chunk aborts on a type outside its list: only the legacy and
+        // K-quant types (which need no importance matrix) are passed to it.
+        if !QUANTIZABLE.contains(&type_id) || llama_cpp_sys_2::ggml_quantize_requires_imatrix(t) {
+            return None;
+        }
+        let nrows = data.len() / n_per_row;
+        let mut out = vec![0u8; nrows * (n_per_row / blck as usize) * size as usize];
+        llama_cpp_sys_2::ggml_quantize_init(t);
+        let written = llama_cpp_sys_2::ggml_quantize_chunk(t, data.as_ptr(), out.as_mut_ptr().cast(), 0, nrows as i64, n_per_row as i64, std::ptr::null());
+        (written == out.len()).then_some(out)
+    }
+}

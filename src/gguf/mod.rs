@@ -15,7 +15,7 @@ mod writer;
 
 pub use types::{BlockLayout, GgmlType};
 pub use value::{Value, ValueType};
-pub use writer::{GgufWriter, TensorSpec};
+pub use writer::{copy_with_metadata, GgufWriter, TensorSpec};
 
 use std::fs::File;
 use std::io::{self, BufReader, Read, Seek, SeekFrom};

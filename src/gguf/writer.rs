@@ -134,3 +134,15 @@ fn pad(w: &mut impl Write, n: u64) -> std::io::Result<()> {
     }
     Ok(())
 }
+
+/// Writes `src` to `out` with its metadata plus `extra` (replacing keys of the same
+/// name) and every tensor copied unchanged.
+pub fn copy_with_metadata(src: &super::GgufFile, out: &Path, extra: &[(String, Value)]) -> Result<(), GgufError> {
+    let mut metadata: Vec<(String, Value)> = src.metadata.iter().filter(|(k, _)| !extra.iter().any(|(e, _)| e == k)).cloned().collect();
+    metadata.extend(extra.iter().cloned());
+    let mut w = GgufWriter::create(out, &metadata, src.tensors.iter().map(TensorSpec::from).collect())?;
+    for t in &src.tensors {
+        w.write_tensor(&src.read_tensor_data(t)?)?;
+    }
+    w.finish()
+}

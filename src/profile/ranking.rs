@@ -259,6 +259,27 @@ pub fn check_model(path: &Path, found: &ModelFingerprint, expected: &ModelFinger
     })
 }
 
+/// Errors unless `found` (the profile's model) is `expected`, or is in the
+/// lineage of `expected` (the files it was converted from, e.g. the F16 original
+/// of a Q4_K_M file: `selectinfer.lineage`) with the same architecture and FFN
+/// widths.
+pub fn check_model_lineage(path: &Path, found: &ModelFingerprint, expected: &ModelFingerprint, lineage: &[String]) -> Result<(), ProfileError> {
+    let same_shape = found.architecture == expected.architecture && found.n_layer == expected.n_layer && found.n_ff == expected.n_ff;
+    if same_shape && lineage.iter().any(|sha| *sha == found.sha256) {
+        return Ok(());
+    }
+    check_model(path, found, expected)
+}
+
+/// The files `g` was converted from, newest first (sha256 of each), as `convert`
+/// records them.
+pub fn lineage(g: &crate::gguf::GgufFile) -> Vec<String> {
+    g.get(LINEAGE_KEY).and_then(crate::gguf::Value::as_array).map_or_else(Vec::new, |a| a.iter().filter_map(|v| v.as_str().map(str::to_string)).collect())
+}
+
+/// Metadata key of [`lineage`].
+pub const LINEAGE_KEY: &str = "selectinfer.lineage";
+
 fn short(sha: &str) -> String {
     sha.chars().take(12).collect()
 }

@@ -18,10 +18,10 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, ensure, Context};
 
 use super::plan::{keep_from_profile, keep_random, LayerKeep};
-use crate::engine::{dequantize, LoadOptions, Model};
+use crate::engine::{dequantize, quantize_rows, LoadOptions, Model};
 use crate::gguf::{GgmlType, GgufFile, GgufWriter, TensorInfo, TensorSpec, Value};
 use crate::model::{split_block_name, ModelInfo};
-use crate::profile::ranking::{check_model, model_ranking_path, read_ranking, task_ranking_path};
+use crate::profile::ranking::{check_model_lineage, model_ranking_path, read_ranking, task_ranking_path};
 use crate::profile::{file_sha256, fingerprint_with_sha256};
 use crate::synth::{encode_floats, SplitMix64};
 use crate::tasks::Task;
@@ -85,8 +85,9 @@ pub struct SliceReport {
     pub total_bytes: u64,
     /// FFN bytes of the result.
     pub ffn_bytes: u64,
-    /// Whether quantized ffn_down tensors were stored as F16.
-    pub down_dequantized: bool,
+    /// Whether quantized ffn_down columns were requantized (same type; kept widths
+    /// rounded to the type's block size).
+    pub down_requantized: bool,
 }
 
 /// The selection recorded in a sliced file.
@@ -235,23 +236,44 @@ pub fn slice_model(req: &SliceRequest) -> anyhow::Result<SliceReport> {
         Some(sha) => sha.clone(),
         None => file_sha256(&req.model).with_context(|| format!("hashing {}", req.model.display()))?,
     };
+    // Per layer: the load share after rounding the kept width to whole blocks of
+    // a quantized ffn_down (its columns are requantized in their own type).
+    let loads: Vec<f64> = (0..info.n_layer)
+        .map(|l| {
+            let name = format!("blk.{l}.ffn_down.weight");
+            let down = src.tensor(&name).with_context(|| format!("{} has no {name}", req.model.display()))?;
+            if !down.ty.is_quantized() || !range.contains(&l) {
+                return Ok(req.load);
+            }
+            ensure!(
+                crate::engine::can_quantize(down.ty.0),
+                "{name} of {} is {}: slicing its columns needs requantization in that type, which is not supported \
+                 (supported: Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K..Q6_K); slice the F16 original or a q8_0/q4_0/q4_k_m conversion",
+                req.model.display(),
+                down.ty
+            );
+            let block = down.ty.layout().map_or(1, |b| b.block_elems as usize);
+            Ok(block_rounded_load(req.load, info.n_ff[l] as usize, block))
+        })
+        .collect::<anyhow::Result<_>>()?;
     let (keeps, task, seed, profile_sha) = match &req.source {
         SliceSource::Profile { dir, task } => {
             let fp = fingerprint_with_sha256(&req.model, &info, source_sha.clone());
             let (base_path, sec_path) = (task_ranking_path(dir, *task), model_ranking_path(dir));
             let base = read_ranking(&base_path, dir)?;
             let secondary = read_ranking(&sec_path, dir)?;
-            check_model(&base_path, &base.model, &fp)?;
-            check_model(&sec_path, &secondary.model, &fp)?;
+            let lineage = crate::profile::ranking::lineage(&src);
+            check_model_lineage(&base_path, &base.model, &fp, &lineage)?;
+            check_model_lineage(&sec_path, &secondary.model, &fp, &lineage)?;
             let keeps: Vec<Option<LayerKeep>> = (0..info.n_layer)
-                .map(|l| range.contains(&l).then(|| keep_from_profile(&base.layers[l], &secondary.layers[l], req.load, req.static_share)))
+                .map(|l| range.contains(&l).then(|| keep_from_profile(&base.layers[l], &secondary.layers[l], loads[l], req.static_share.min(loads[l]))))
                 .collect();
             (keeps, Some(task.name().to_string()), None, Some(profile_sha256(dir, *task)?))
         }
         SliceSource::Random { seed } => {
             let mut rng = SplitMix64::new(*seed);
             let keeps = (0..info.n_layer)
-                .map(|l| range.contains(&l).then(|| keep_random(info.n_ff[l] as usize, req.load, req.static_share, &mut rng)))
+                .map(|l| range.contains(&l).then(|| keep_random(info.n_ff[l] as usize, loads[l], req.static_share.min(loads[l]), &mut rng)))
                 .collect();
             (keeps, None, Some(*seed), None)
         }
@@ -272,7 +294,7 @@ pub fn slice_model(req: &SliceRequest) -> anyhow::Result<SliceReport> {
         kept: keeps.iter().map(|k| k.as_ref().map(|k| k.kept.clone())).collect(),
         static_set: keeps.iter().map(|k| k.as_ref().map(|k| k.static_set.clone())).collect(),
     };
-    let down_dequantized = write_sliced(&src, &info, &keeps, &meta, &req.output)?;
+    let down_requantized = write_sliced(&src, &info, &keeps, &meta, &req.output)?;
 
     let out = ModelInfo::read(&req.output)?;
     if req.verify {
@@ -289,7 +311,7 @@ pub fn slice_model(req: &SliceRequest) -> anyhow::Result<SliceReport> {
         source_ffn_bytes: info.ffn_bytes,
         total_bytes: out.total_bytes,
         ffn_bytes: out.ffn_bytes,
-        down_dequantized,
+        down_requantized,
     })
 }
 
@@ -314,7 +336,7 @@ fn op_for<'k>(t: &TensorInfo, keeps: &'k [Option<LayerKeep>], n_ff: &[u64]) -> O
     }
 }
 
-/// Writes the sliced file; returns whether a quantized ffn_down was stored as F16.
+/// Writes the sliced file; returns whether a quantized ffn_down was requantized.
 fn write_sliced(src: &GgufFile, info: &ModelInfo, keeps: &[Option<LayerKeep>], meta: &SliceMeta, out: &Path) -> anyhow::Result<bool> {
     let arch = &info.architecture;
     let new_ff: Vec<u64> = (0..info.n_layer)
@@ -328,12 +350,12 @@ fn write_sliced(src: &GgufFile, info: &ModelInfo, keeps: &[Option<LayerKeep>], m
     let mut metadata: Vec<(String, Value)> = src
         .metadata
         .iter()
-        .filter(|(k, _)| !k.starts_with(META_PREFIX))
+        .filter(|(k, _)| !k.starts_with(META_PREFIX) || k == crate::profile::ranking::LINEAGE_KEY)
         .map(|(k, v)| if *k == ff_key { (k.clone(), ff_value.clone()) } else { (k.clone(), v.clone()) })
         .collect();
     metadata.extend(meta.to_metadata());
 
-    let mut down_dequantized = false;
+    let mut down_requantized = false;
     let specs: Vec<TensorSpec> = src
         .tensors
         .iter()
@@ -344,10 +366,7 @@ fn write_sliced(src: &GgufFile, info: &ModelInfo, keeps: &[Option<LayerKeep>], m
                 Op::Rows(kept) => *s.dims.last_mut().expect("dims") = kept.len() as u64,
                 Op::Columns(kept) => {
                     s.dims[0] = kept.len() as u64;
-                    if t.ty.is_quantized() {
-                        s.ty = GgmlType::F16;
-                        down_dequantized = true;
-                    }
+                    down_requantized |= t.ty.is_quantized();
                 }
             }
             s
@@ -360,12 +379,13 @@ fn write_sliced(src: &GgufFile, info: &ModelInfo, keeps: &[Option<LayerKeep>], m
         let new = match op_for(t, keeps, &info.n_ff) {
             Op::Copy => data,
             Op::Rows(kept) => gather_rows(&data, t, kept)?,
+            Op::Columns(kept) if t.ty.is_quantized() => requantize_columns(&data, t, kept)?,
             Op::Columns(kept) => gather_columns(&data, t, kept)?.1,
         };
         w.write_tensor(&new)?;
     }
     w.finish()?;
-    Ok(down_dequantized)
+    Ok(down_requantized)
 }
 
 /// Keeps the given rows (last dimension) of a tensor; rows are whole blocks, so
@@ -402,6 +422,34 @@ pub fn gather_columns(data: &[u8], t: &TensorInfo, kept: &[u32]) -> anyhow::Resu
     }
 }
 
+/// Keeps the given columns of a quantized 2-D tensor in its own type: each row is
+/// dequantized with ggml's `to_float`, the kept values are quantized again with
+/// ggml's quantizer (`kept.len()` must be whole blocks; [`block_rounded_load`]).
+pub fn requantize_columns(data: &[u8], t: &TensorInfo, kept: &[u32]) -> anyhow::Result<Vec<u8>> {
+    let (n_cols, n_rows) = (t.dims[0] as usize, t.dims[1] as usize);
+    let row_bytes = t.ty.row_bytes(n_cols as u64).context("row size")? as usize;
+    let mut picked = Vec::with_capacity(kept.len() * n_rows);
+    for row in data.chunks_exact(row_bytes).take(n_rows) {
+        let values = dequantize(t.ty.0, row, n_cols).with_context(|| format!("cannot dequantize {} ({})", t.name, t.ty))?;
+        picked.extend(kept.iter().map(|&c| values[c as usize]));
+    }
+    quantize_rows(t.ty.0, &picked, kept.len())
+        .with_context(|| format!("cannot requantize {} as {} with {} columns", t.name, t.ty, kept.len()))
+}
+
+/// The load share that keeps, in a layer of `n` neurons whose `ffn_down` has
+/// blocks of `block` elements along the neurons, the multiple of `block` nearest
+/// to `gamma * n` (at least one block, at most `n`), so its columns stay whole
+/// blocks of the source's type. `gamma` itself for unblocked types.
+pub fn block_rounded_load(gamma: f64, n: usize, block: usize) -> f64 {
+    if block <= 1 || n == 0 {
+        return gamma;
+    }
+    let k = super::plan::count(gamma, n);
+    let rounded = ((k + block / 2) / block * block).clamp(block.min(n), n);
+    rounded as f64 / n as f64
+}
+
 /// Copies the `E`-byte elements at `kept` of every row.
 fn gather_elements<'a, const E: usize>(rows: impl Iterator<Item = &'a [u8]>, kept: &[u32]) -> Vec<u8> {
     let mut out = Vec::new();
@@ -417,4 +465,35 @@ fn as_elements<const E: usize>(bytes: &[u8]) -> &[[u8; E]] {
     let (chunks, rest) = bytes.as_chunks::<E>();
     debug_assert!(rest.is_empty());
     chunks
+}
+
+#[cfg(test)]
+mod tests {
+    use super::block_rounded_load;
+
+    #[test]
+    fn block_rounding_keeps_whole_blocks_nearest_to_gamma_n() {
+        assert_eq!(block_rounded_load(0.7, 1536, 1), 0.7);
+        // round(0.7 * 1536) = 1075 -> 1024 (4 blocks of 256); 0.7 * 192 = 134 -> 128.
+        assert_eq!(block_rounded_load(0.7, 1536, 256) * 1536.0, 1024.0);
+        assert_eq!(block_rounded_load(0.7, 192, 32) * 192.0, 128.0);
+        // 0.7 * 2048 = 1434 -> 1536; never below one block, never above N.
+        assert_eq!(block_rounded_load(0.7, 2048, 256) * 2048.0, 1536.0);
+        assert_eq!(block_rounded_load(0.01, 1536, 256) * 1536.0, 256.0);
+        assert_eq!(block_rounded_load(0.99, 1536, 256), 1.0);
+    }
+
+    #[test]
+    fn quantize_rows_refuses_what_ggml_cannot_make_without_an_importance_matrix() {
+        let data = vec![0.5f32; 256];
+        assert!(crate::engine::quantize_rows(8, &data, 256).is_some(), "Q8_0");
+        assert!(crate::engine::quantize_rows(14, &data, 256).is_some(), "Q6_K");
+        assert!(crate::engine::quantize_rows(16, &data, 256).is_none(), "IQ2_XXS needs an importance matrix");
+        assert!(crate::engine::quantize_rows(12, &data[..64], 64).is_none(), "Q4_K rows are 256 long");
+        // Round trip through ggml's own dequantizer, within Q8_0's step (scale/127,
+        // the scale stored as F16).
+        let q = crate::engine::quantize_rows(8, &data, 256).unwrap();
+        let back = crate::engine::dequantize(8, &q, 256).unwrap();
+        assert!(back.iter().all(|x| (x - 0.5).abs() < 0.5 / 127.0), "{:?}", &back[..4]);
+    }
 }
