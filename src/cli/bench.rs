@@ -18,10 +18,15 @@ use crate::output::{median, Table};
 /// Arguments of `bench`.
 #[derive(Debug, clap::Args)]
 pub struct BenchArgs {
-    /// GGUF model (sliced or not); repeat to time several files in one run. The
-    /// first setting of the first file is the anchor of every speedup.
-    #[arg(short, long, required = true)]
+    /// GGUF model (sliced or not), timed at every --compute-list setting; repeat
+    /// to time several files in one run.
+    #[arg(short, long)]
     pub model: Vec<PathBuf>,
+    /// GGUF model timed dense only (every loaded neuron), e.g. the dense Q4_K_M
+    /// anchor; repeatable. The first setting of the run (the first --dense file,
+    /// else the first --model's first setting) is the anchor of every speedup.
+    #[arg(long)]
+    pub dense: Vec<PathBuf>,
     /// Computed shares phi to compare, comma-separated; a value at or above the
     /// loaded share means dense (every loaded neuron).
     #[arg(long = "compute-list", value_delimiter = ',', default_value = "1.0,0.7,0.55,0.4,0.3")]
@@ -107,10 +112,12 @@ pub fn run(a: BenchArgs) -> anyhow::Result<()> {
     // About 40 bytes per token is plenty; cut on a character boundary.
     let cut = (0..=text.len().min(40 * a.prompt_tokens)).rev().find(|&i| text.is_char_boundary(i)).unwrap_or(0);
     let opts = GenerateOptions { max_tokens: a.gen, ignore_eog: true, ..Default::default() };
-    let models: Vec<Model> = a
-        .model
+    anyhow::ensure!(!a.model.is_empty() || !a.dense.is_empty(), "give at least one --model or --dense file");
+    // (file, dense only), dense files first: the first setting is the anchor.
+    let files: Vec<(&PathBuf, bool)> = a.dense.iter().map(|p| (p, true)).chain(a.model.iter().map(|p| (p, false))).collect();
+    let models: Vec<(Model, bool)> = files
         .iter()
-        .map(|p| Model::load(p, &LoadOptions::default()).with_context(|| format!("cannot load {}", p.display())))
+        .map(|&(p, dense_only)| Model::load(p, &LoadOptions::default()).map(|m| (m, dense_only)).with_context(|| format!("cannot load {}", p.display())))
         .collect::<anyhow::Result<_>>()?;
 
     // One session per (file, setting), then repetitions round-robin over all of
@@ -129,13 +136,14 @@ pub fn run(a: BenchArgs) -> anyhow::Result<()> {
         last_sel: SelectionStats,
     }
     let mut settings = Vec::new();
-    for model in &models {
+    for (model, dense_only) in &models {
         let mut prompt = model.tokenize(&text[..cut], true, false);
         prompt.truncate(a.prompt_tokens);
         let n_ctx = (prompt.len() + a.gen + 16) as u32;
         anyhow::ensure!(n_ctx <= model.n_ctx_train().max(512), "--prompt-tokens + --gen ({n_ctx}) exceed the context of {}", model.path().display());
         let gamma = crate::select::SliceMeta::from_gguf(model.gguf())?.map_or(1.0, |m| m.load);
-        for &phi in &a.compute_list {
+        let list = if *dense_only { vec![gamma] } else { a.compute_list.clone() };
+        for phi in list {
             // phi at or above the loaded share gamma is dense: every loaded neuron.
             let dense = phi >= gamma - 1e-9;
             let mut plan = ComputePlan::for_model(model.gguf(), &a.compute.options(if dense { gamma } else { phi }))?;
@@ -211,7 +219,7 @@ pub fn run(a: BenchArgs) -> anyhow::Result<()> {
         }
         return Ok(());
     }
-    let several = a.model.len() > 1;
+    let several = files.len() > 1;
     let mut head = vec!["compute (phi)", "layout", "weights + copies MiB", "prefill tok/s", "decode tok/s", "speedup", "ideal speedup", "MiB read/token", "selection ms"];
     if several {
         head.insert(0, "model");
@@ -238,11 +246,11 @@ pub fn run(a: BenchArgs) -> anyhow::Result<()> {
     print!("{}", t.to_markdown());
     println!(
         "{} | {} generated tokens, {} threads, median of {} round-robin reps; speedups are over the first setting of {}",
-        a.model.iter().map(|m| m.display().to_string()).collect::<Vec<_>>().join(", "),
+        files.iter().map(|(m, _)| m.display().to_string()).collect::<Vec<_>>().join(", "),
         a.gen,
         threads,
         a.reps,
-        a.model[0].display()
+        files[0].0.display()
     );
     Ok(())
 }
