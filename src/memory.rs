@@ -42,6 +42,23 @@ impl MemorySnapshot {
     }
 }
 
+/// Resets this process's peak resident memory (VmHWM) to the current RSS
+/// (`/proc/self/clear_refs`, value 5), so that a later [`MemorySnapshot`] shows the
+/// peak of what came after.
+pub fn reset_peak_rss() -> std::io::Result<()> {
+    std::fs::write("/proc/self/clear_refs", "5")
+}
+
+/// Returns freed heap memory to the operating system (glibc's `malloc_trim`),
+/// so that resident memory reflects what is in use.
+pub fn trim_heap() {
+    // SAFETY: malloc_trim only releases free memory of the allocator's arenas.
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -14,7 +14,7 @@ use anyhow::{bail, Context};
 use super::generate::{ComputeArgs, SamplingArgs};
 use crate::compute::{ComputePlan, SelectiveSession};
 use crate::engine::{GenerateStats, LoadOptions, Model, SessionOptions, Token};
-use crate::memory::MemorySnapshot;
+use crate::memory::{trim_heap, MemorySnapshot};
 use crate::model::ModelInfo;
 use crate::output::format_bytes;
 use crate::select::budget::{choose_load, parse_size};
@@ -45,6 +45,10 @@ pub struct ChatArgs {
     pub layers: Option<Range<usize>>,
     /// Bytes allowed for weights + KV cache (e.g. 300MiB): picks the largest gamma
     /// that fits and slices (or reuses a cached slice). See the README's accounting.
+    /// The budget bounds the process's peak resident memory: after loading, a
+    /// warm-up prefill of a full batch measures it, and gamma is chosen again
+    /// with the measured runtime overhead (compute buffers, the process) until it
+    /// fits.
     #[arg(long, value_parser = parse_size)]
     pub mem_budget: Option<u64>,
     /// Where slices made by chat are cached.
@@ -73,12 +77,11 @@ pub fn run(a: ChatArgs) -> anyhow::Result<()> {
     let mut task = a.task;
     let mut messages: Vec<(String, String)> = Vec::new();
     loop {
-        let path = resolve_model(&a, task)?;
-        let model = Model::load(&path, &LoadOptions::default()).with_context(|| format!("cannot load {}", path.display()))?;
+        let model = load_within_budget(&a, task)?;
         match chat_with(&a, &model, &mut messages)? {
             Next::Quit => return Ok(()),
             Next::SwitchTask(t) => {
-                let given_sliced = path == a.model && SliceMeta::from_gguf(model.gguf())?.is_some();
+                let given_sliced = model.path() == a.model && SliceMeta::from_gguf(model.gguf())?.is_some();
                 if a.profile.is_none() || given_sliced {
                     eprintln!("chat: /task needs --profile and a full model to slice");
                     continue;
@@ -90,8 +93,83 @@ pub fn run(a: ChatArgs) -> anyhow::Result<()> {
     }
 }
 
-/// The file to load: the model itself, or a (cached) slice of it.
-fn resolve_model(a: &ChatArgs, task: Option<Task>) -> anyhow::Result<PathBuf> {
+/// Loads the model (or its slice). With --mem-budget, measures the peak resident
+/// memory of loading it and prefilling one full batch, and while that exceeds the
+/// budget, chooses gamma again for the budget less the measured overhead over the
+/// accounted weights + KV cache (at most four rounds).
+fn load_within_budget(a: &ChatArgs, task: Option<Task>) -> anyhow::Result<Model> {
+    // The runtime measured by an earlier run with these settings, if any, is
+    // reserved from the start (kept beside the cached slices).
+    let memo = a.mem_budget.map(|_| runtime_memo(a));
+    let mut overhead = memo.as_ref().and_then(|p| std::fs::read_to_string(p).ok()).and_then(|t| t.trim().parse().ok()).unwrap_or(0u64);
+    for _ in 0..4 {
+        let path = resolve_model(a, task, overhead)?;
+        let _ = crate::memory::reset_peak_rss();
+        let model = Model::load(&path, &LoadOptions::default()).with_context(|| format!("cannot load {}", path.display()))?;
+        let Some(budget) = a.mem_budget else { return Ok(model) };
+        let (peak, warm_tokens) = warm_up_peak(a, &model)?;
+        let info = ModelInfo::from_gguf(model.gguf())?;
+        let ctx = u64::from(a.sampling.ctx);
+        let kv = crate::select::budget::kv_cache_bytes(model.gguf(), &info, ctx);
+        // The warm-up wrote warm_tokens of the ctx positions of the KV cache; the
+        // rest of the peak beyond the weights is the runtime (compute buffers, the
+        // process), and a full cache adds the unwritten part.
+        let runtime = peak.saturating_sub(info.total_bytes + kv * warm_tokens as u64 / ctx);
+        let predicted = info.total_bytes + kv + runtime;
+        eprintln!(
+            "chat: measured peak resident memory {} after {warm_tokens} tokens: weights {} + runtime {}; with a full KV cache ({}) {}",
+            format_bytes(peak),
+            format_bytes(info.total_bytes),
+            format_bytes(runtime),
+            format_bytes(kv),
+            format_bytes(predicted)
+        );
+        if let Some(p) = &memo {
+            let _ = std::fs::create_dir_all(&a.cache_dir).and_then(|_| crate::fsutil::write_atomic(p, (runtime + budget / 100).to_string().as_bytes()));
+        }
+        if predicted <= budget {
+            return Ok(model);
+        }
+        if SliceMeta::from_gguf(model.gguf())?.is_some() && path == a.model {
+            bail!("{} needs {} at its peak, over the budget of {}", path.display(), format_bytes(peak), format_bytes(budget));
+        }
+        // The next round reserves what this one measured beyond the accounting,
+        // plus 1% of the budget for what varies from run to run.
+        overhead = overhead.max(runtime + budget / 100);
+        eprintln!("chat: over the budget of {}; choosing again with {} reserved for the runtime", format_bytes(budget), format_bytes(overhead));
+    }
+    bail!("could not fit the budget of {} within four rounds", format_bytes(a.mem_budget.unwrap_or(0)))
+}
+
+/// Where the measured runtime for these settings is remembered: keyed by the
+/// model file (name and size), n_ctx, phi and the threads.
+fn runtime_memo(a: &ChatArgs) -> PathBuf {
+    let size = std::fs::metadata(&a.model).map_or(0, |m| m.len());
+    let key = crate::profile::sha256_hex(format!("{}|{size}|{}|{:?}|{}", a.model.display(), a.sampling.ctx, a.compute.compute, a.sampling.threads()).as_bytes());
+    let stem = a.model.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    a.cache_dir.join(format!("{stem}.runtime-{}.bytes", &key[..12]))
+}
+
+/// Peak resident memory after a session prefills min(n_ctx, 512) tokens (the
+/// largest batch chat decodes at once, so its compute buffer is touched whole)
+/// and the KV cache is written.
+fn warm_up_peak(a: &ChatArgs, model: &Model) -> anyhow::Result<(u64, usize)> {
+    let opts = SessionOptions { n_ctx: a.sampling.ctx, threads: a.sampling.threads(), ..Default::default() };
+    let plan = match a.compute.compute {
+        Some(phi) => ComputePlan::for_model(model.gguf(), &a.compute.options(phi))?,
+        None => ComputePlan::dense(ModelInfo::from_gguf(model.gguf())?.n_layer),
+    };
+    let mut s = SelectiveSession::new(model, plan, opts)?;
+    let n = (a.sampling.ctx as usize).min(512).saturating_sub(1).max(1);
+    let filler = model.tokenize(&"the ".repeat(n), true, false);
+    let n = n.min(filler.len());
+    s.prefill_and_select(&filler[..n])?;
+    Ok((MemorySnapshot::now().peak_rss_bytes, n))
+}
+
+/// The file to load: the model itself, or a (cached) slice of it. `overhead` is
+/// held back from --mem-budget for the runtime beyond weights + KV cache.
+fn resolve_model(a: &ChatArgs, task: Option<Task>, overhead: u64) -> anyhow::Result<PathBuf> {
     let g = crate::gguf::GgufFile::read(&a.model).with_context(|| format!("cannot chat with {}", a.model.display()))?;
     let info = ModelInfo::from_gguf(&g)?;
     if SliceMeta::from_gguf(&g)?.is_some() {
@@ -104,7 +182,15 @@ fn resolve_model(a: &ChatArgs, task: Option<Task>) -> anyhow::Result<PathBuf> {
     let load = match (a.mem_budget, a.load) {
         (Some(_), Some(_)) => bail!("give --load or --mem-budget, not both"),
         (Some(budget), None) => {
-            let c = choose_load(&g, budget, u64::from(a.sampling.ctx), a.static_share, &range)?;
+            // gamma never goes below what --compute computes.
+            let floor = a.static_share.max(a.compute.compute.unwrap_or(0.0));
+            let c = choose_load(&g, budget.saturating_sub(overhead), u64::from(a.sampling.ctx), floor, &range).map_err(|e| {
+                if overhead > 0 {
+                    e.context(format!("the budget less {} measured for the runtime does not fit", format_bytes(overhead)))
+                } else {
+                    e
+                }
+            })?;
             eprintln!(
                 "chat: budget {}: load (gamma) {} -> weights {} + KV cache {} at n_ctx {}",
                 format_bytes(budget),
@@ -159,6 +245,9 @@ fn resolve_model(a: &ChatArgs, task: Option<Task>) -> anyhow::Result<PathBuf> {
             source_sha256: Some(model_sha),
         })?;
     }
+    // Slicing read whole tensors into memory; hand the freed heap back to the
+    // system so that it does not count against the budget (glibc keeps it).
+    trim_heap();
     Ok(out)
 }
 
