@@ -160,6 +160,8 @@ pub struct SelectiveSession<'m> {
     gguf: GgufFile,
     /// Computed positions per layer for the current prompt (None: dense).
     current: Vec<Option<Vec<u32>>>,
+    /// Install compacted FFNs even where every loaded neuron is computed.
+    force_compact: bool,
 }
 
 impl<'m> SelectiveSession<'m> {
@@ -178,7 +180,14 @@ impl<'m> SelectiveSession<'m> {
         opts.observer = Some(Box::new(VoteObserver::new(node, state.clone())));
         let session = Session::new(model, opts)?;
         let n = plan.layers.len();
-        Ok(SelectiveSession { session, plan, state, file: None, gguf: model.gguf().clone(), current: vec![None; n] })
+        Ok(SelectiveSession { session, plan, state, file: None, gguf: model.gguf().clone(), current: vec![None; n], force_compact: false })
+    }
+
+    /// Test hook: go through the compacted path even when phi = gamma (every loaded
+    /// neuron selected), which otherwise decodes with the plain engine.
+    #[doc(hidden)]
+    pub fn force_compact(&mut self) {
+        self.force_compact = true;
     }
 
     /// The underlying session.
@@ -235,7 +244,7 @@ impl<'m> SelectiveSession<'m> {
         let t0 = Instant::now();
         let mut stats = SelectionStats::default();
         self.current.iter_mut().for_each(|c| *c = None);
-        if !self.plan.is_selective() {
+        if !self.plan.is_selective() && !self.force_compact {
             return Ok(stats);
         }
         let votes = self.state.lock().unwrap().votes.clone();
