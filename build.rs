@@ -30,7 +30,9 @@ fn main() {
             println!("cargo::rerun-if-changed={path}");
         }
     }
-    let commit = match (head, git(&[&["status", "--porcelain", "--untracked-files=no", "--"][..], &SOURCES].concat())) {
+    // Without optional locks `git status` does not rewrite the index, which would
+    // make the next build rerun this script.
+    let commit = match (head, git(&[&["--no-optional-locks", "status", "--porcelain", "--untracked-files=no", "--"][..], &SOURCES].concat())) {
         (Some(h), Some(changes)) if !changes.is_empty() => format!("{h}-dirty"),
         (Some(h), Some(_)) => h,
         _ => "unknown".into(),
