@@ -108,15 +108,11 @@ pub fn utc_timestamp() -> String {
     format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z", rem / 3600, rem % 3600 / 60, rem % 60)
 }
 
-/// The git commit of the working directory's repository (`unknown` outside one).
+/// The git commit of the sources this binary was built from, with `-dirty` when
+/// its tracked sources (src/, Cargo files, patches/, vendor/) had uncommitted
+/// changes (`unknown` when built outside a git checkout); embedded by `build.rs`.
 pub fn git_commit() -> String {
-    std::process::Command::new("git")
-        .args(["rev-parse", "--short", "HEAD"])
-        .output()
-        .ok()
-        .filter(|o| o.status.success())
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-        .unwrap_or_else(|| "unknown".into())
+    env!("SELECTINFER_GIT_COMMIT").to_string()
 }
 
 /// CPU model and core count, e.g. `Intel(R) Xeon(R) Processor x2`.
@@ -131,6 +127,22 @@ pub fn machine_description() -> String {
 
 #[cfg(test)]
 mod time_tests {
+    #[test]
+    fn git_commit_is_the_build_time_head_with_a_dirty_marker() {
+        let c = super::git_commit();
+        let git = |args: &[&str]| {
+            let o = std::process::Command::new("git").args(args).current_dir(env!("CARGO_MANIFEST_DIR")).output().ok()?;
+            o.status.success().then(|| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        };
+        let Some(head) = git(&["rev-parse", "--short", "HEAD"]) else {
+            return assert_eq!(c, "unknown", "built outside a git checkout");
+        };
+        // cargo test rebuilt the crate for the current HEAD and sources just now.
+        let changed = git(&["status", "--porcelain", "--untracked-files=no", "--", "src"]).unwrap();
+        assert!(c == head || c == format!("{head}-dirty"), "{c} vs HEAD {head}");
+        assert!(changed.is_empty() || c.ends_with("-dirty"), "src/ has changes ({changed}) but the commit is {c}");
+    }
+
     #[test]
     fn timestamp_has_iso_shape() {
         let t = super::utc_timestamp();

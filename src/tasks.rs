@@ -11,8 +11,13 @@
 //! | task        | fields read                                  |
 //! |-------------|----------------------------------------------|
 //! | `qa`        | `context`, `question`, `answers` (list), `id`? |
-//! | `translate` | `src`, `ref`, `id`?                          |
+//! | `translate` | `src`, `ref`, `src_lang`?, `tgt_lang`?, `id`? |
 //! | `summarize` | `document`, `summary`, `id`?                 |
+//!
+//! Translation prompts name the languages of each line's `src_lang` and `tgt_lang`
+//! (ISO 639-1 codes, see [`language_name`]); a line without them is German to
+//! English, as the bundled de-en file is, so the de-en prompt is the same with or
+//! without the fields.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -29,7 +34,7 @@ pub const TEMPLATE_VERSION: &str = "1";
 pub enum Task {
     /// Extractive question answering with context (SQuAD v1.1 / XQuAD format).
     Qa,
-    /// German to English translation (WMT16 newstest2016).
+    /// Translation between the data's `src_lang` and `tgt_lang` (default German to English; WMT16 newstest2016).
     Translate,
     /// Single-document summarization (XSum).
     Summarize,
@@ -90,10 +95,14 @@ pub enum Input {
         /// Question.
         question: String,
     },
-    /// A German sentence.
+    /// A sentence to translate.
     Translate {
         /// Source text.
         src: String,
+        /// Name of the source language, e.g. `German` (from `src_lang`).
+        src_lang: &'static str,
+        /// Name of the target language, e.g. `English` (from `tgt_lang`).
+        tgt_lang: &'static str,
     },
     /// A document.
     Summarize {
@@ -109,10 +118,52 @@ impl Example {
     pub fn prompt(&self) -> String {
         match &self.input {
             Input::Qa { context, question } => format!("{context}\nQuestion: {question}\nAnswer:"),
-            Input::Translate { src } => format!("German phrase: {src}\nEnglish phrase:"),
+            Input::Translate { src, src_lang, tgt_lang } => format!("{src_lang} phrase: {src}\n{tgt_lang} phrase:"),
             Input::Summarize { document } => format!("Summarize the following document:\n{document}\nSummary:"),
         }
     }
+}
+
+/// ISO 639-1 codes of the WMT16 pairs (cs, de, ro, fi, ru, tr, en) and other
+/// common languages, with the English names the translation prompt uses.
+pub const LANGUAGES: [(&str, &str); 32] = [
+    ("cs", "Czech"),
+    ("de", "German"),
+    ("ro", "Romanian"),
+    ("fi", "Finnish"),
+    ("ru", "Russian"),
+    ("tr", "Turkish"),
+    ("en", "English"),
+    ("fr", "French"),
+    ("es", "Spanish"),
+    ("it", "Italian"),
+    ("pt", "Portuguese"),
+    ("nl", "Dutch"),
+    ("pl", "Polish"),
+    ("zh", "Chinese"),
+    ("ja", "Japanese"),
+    ("ko", "Korean"),
+    ("ar", "Arabic"),
+    ("hi", "Hindi"),
+    ("uk", "Ukrainian"),
+    ("sv", "Swedish"),
+    ("da", "Danish"),
+    ("no", "Norwegian"),
+    ("hu", "Hungarian"),
+    ("el", "Greek"),
+    ("bg", "Bulgarian"),
+    ("et", "Estonian"),
+    ("lv", "Latvian"),
+    ("lt", "Lithuanian"),
+    ("sk", "Slovak"),
+    ("sl", "Slovenian"),
+    ("hr", "Croatian"),
+    ("sr", "Serbian"),
+];
+
+/// The English name of an ISO 639-1 language code in [`LANGUAGES`] (case-insensitive).
+pub fn language_name(code: &str) -> Option<&'static str> {
+    LANGUAGES.iter().find(|(c, _)| c.eq_ignore_ascii_case(code)).map(|&(_, name)| name)
 }
 
 /// Errors from reading a dataset; each names the file and, where it applies, the line.
@@ -174,7 +225,22 @@ pub fn read_examples(path: &Path, task: Task) -> Result<Vec<Example>, DataError>
                 }
                 Example { id, input: Input::Qa { context: field("context")?, question: field("question")? }, references: answers }
             }
-            Task::Translate => Example { id, input: Input::Translate { src: field("src")? }, references: vec![field("ref")?] },
+            Task::Translate => {
+                // A missing field keeps the bundled pair's language (de -> en).
+                let lang = |name: &str, default: &str| -> Result<&'static str, DataError> {
+                    let code = match v.get(name) {
+                        None | Some(serde_json::Value::Null) => default,
+                        Some(serde_json::Value::String(c)) => c.as_str(),
+                        Some(_) => return Err(err(format!("\"{name}\" must be a language code string"))),
+                    };
+                    language_name(code).ok_or_else(|| {
+                        let known: Vec<&str> = LANGUAGES.iter().map(|(c, _)| *c).collect();
+                        err(format!("unknown language code {code:?} in \"{name}\" (known: {})", known.join(", ")))
+                    })
+                };
+                let input = Input::Translate { src: field("src")?, src_lang: lang("src_lang", "de")?, tgt_lang: lang("tgt_lang", "en")? };
+                Example { id, input, references: vec![field("ref")?] }
+            }
             Task::Summarize => {
                 Example { id, input: Input::Summarize { document: field("document")? }, references: vec![field("summary")?] }
             }
@@ -257,6 +323,43 @@ mod tests {
         std::fs::write(&p, "\n").unwrap();
         assert!(matches!(read_examples(&p, Task::Qa), Err(DataError::Empty { .. })));
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn translation_prompts_name_the_data_languages() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("t.jsonl");
+        let lines = [
+            r#"{"src":"Obama empfängt Netanyahu","ref":"r","src_lang":"de","tgt_lang":"en"}"#,
+            r#"{"src":"Obama empfängt Netanyahu","ref":"r"}"#,
+            r#"{"src":"Obama přijímá Netanjahua","ref":"r","src_lang":"cs","tgt_lang":"en"}"#,
+            r#"{"src":"Obama receives Netanyahu","ref":"r","src_lang":"EN","tgt_lang":"ro"}"#,
+        ];
+        std::fs::write(&p, lines.join("\n")).unwrap();
+        let prompts: Vec<Vec<u8>> = read_examples(&p, Task::Translate).unwrap().iter().map(|e| e.prompt().into_bytes()).collect();
+        // The de-en prompt is byte for byte template version 1's, with or without the fields.
+        assert_eq!(prompts[0], b"German phrase: Obama empf\xc3\xa4ngt Netanyahu\nEnglish phrase:".to_vec());
+        assert_eq!(prompts[1], prompts[0]);
+        assert_eq!(prompts[2], "Czech phrase: Obama přijímá Netanjahua\nEnglish phrase:".as_bytes());
+        assert_eq!(prompts[3], b"English phrase: Obama receives Netanyahu\nRomanian phrase:".to_vec());
+        assert_eq!(TEMPLATE_VERSION, "1");
+
+        std::fs::write(&p, format!("{}\n{}\n", lines[0], r#"{"src":"a","ref":"b","src_lang":"xx","tgt_lang":"en"}"#)).unwrap();
+        let e = read_examples(&p, Task::Translate).unwrap_err().to_string();
+        assert!(e.contains(":2: unknown language code \"xx\" in \"src_lang\" (known: cs, de,"), "{e}");
+        std::fs::write(&p, r#"{"src":"a","ref":"b","tgt_lang":3}"#).unwrap();
+        let e = read_examples(&p, Task::Translate).unwrap_err().to_string();
+        assert!(e.ends_with(":1: \"tgt_lang\" must be a language code string"), "{e}");
+    }
+
+    #[test]
+    fn bundled_cs_en_file_is_czech_to_english() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let ex = read_examples(&root.join("data/wmt16_cs_en_newstest2016_500.jsonl"), Task::Translate).unwrap();
+        assert_eq!(ex.len(), 500);
+        assert!(ex.iter().all(|e| e.prompt().starts_with("Czech phrase: ") && e.prompt().ends_with("\nEnglish phrase:")));
+        let de = read_examples(&root.join(Task::Translate.bundled_data()), Task::Translate).unwrap();
+        assert!(de.iter().all(|e| e.prompt().starts_with("German phrase: ") && e.prompt().ends_with("\nEnglish phrase:")));
     }
 
     #[test]

@@ -23,17 +23,21 @@ fn q4() -> String {
     common::installed_model("SmolLM2-135M-Instruct.Q4_1.gguf").to_str().unwrap().to_string()
 }
 
+/// The second turn answers from the first (the name), and after `/reset` the same
+/// question no longer can. Greedy SmolLM2-135M: the phrasing was chosen by hand so
+/// that the model repeats the name when it has it.
 #[test]
 fn two_turns_share_the_conversation_and_reset_clears_it() {
     let m = q4();
-    let input = "My name is Ada and I live in Paris.\nWhat is my name?\n/reset\nWhat is my name?\n";
-    let (ok, out, err) = chat(&["-m", &m, "-n", "24", "-t", "2", "--seed", "1"], input);
+    let input = "Remember this: my name is Ada.\nWhat is my name?\n/reset\nWhat is my name?\n";
+    let (ok, out, err) = chat(&["-m", &m, "-n", "24", "-t", "2"], input);
     assert!(ok, "{err}");
     let answers: Vec<&str> = out.lines().filter(|l| !l.trim().is_empty()).collect();
-    assert!(answers.len() >= 3, "three answers: {out:?}");
+    assert_eq!(answers.len(), 3, "three one-line answers: {out:?}");
     assert_eq!(err.matches("[prefill").count(), 3, "one stats line per answer: {err}");
     assert!(err.contains("conversation cleared"));
-    eprintln!("answers: {answers:?}");
+    assert!(answers[1].contains("Ada"), "the second turn sees the first: {answers:?}");
+    assert!(!answers[2].contains("Ada"), "after /reset the name is gone: {answers:?}");
 }
 
 #[test]

@@ -54,3 +54,38 @@ fn method_and_file_mismatches_are_clear_errors() {
     common::assert_clean_failure(&with(&["--method", "reference", "--shots", "9"]), "profiling examples for 9 shots");
     assert!(!csv.exists(), "no row for a failed run");
 }
+
+/// `--data` with the bundled Czech-English file: profile and eval accept it and name
+/// it in the raw profile and the row (apart from de-en); an unknown language code
+/// is a clean error naming the line.
+#[test]
+fn cs_en_data_is_profiled_and_evaluated_under_its_own_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = common::tiny_model(SynthArch::Llama);
+    let m = model.to_str().unwrap();
+    let cs = common::repo_root().join("data/wmt16_cs_en_newstest2016_500.jsonl");
+    let prof = dir.path().join("prof");
+    let out = common::selectinfer(&[
+        "profile", "-m", m, "--task", "translate", "--data", cs.to_str().unwrap(), "--limit", "2", "--gen-tokens", "2", "-o",
+        prof.to_str().unwrap(), "-t", "2",
+    ]);
+    assert!(out.status.success(), "{:?}", common::text(&out));
+    let raw: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(prof.join("raw/translate-wmt16_cs_en_newstest2016_500.json")).unwrap()).unwrap();
+    assert_eq!(raw["dataset"], "wmt16_cs_en_newstest2016_500");
+
+    let csv = dir.path().join("r.csv");
+    let outputs = dir.path().join("o.jsonl");
+    let eval = ["eval", "-m", m, "--task", "translate", "--method", "reference", "--limit", "2", "--shots", "1", "-t", "2"];
+    let io = ["--out", csv.to_str().unwrap(), "--outputs", outputs.to_str().unwrap()];
+    let out = common::selectinfer(&[&eval[..], &io, &["--data", cs.to_str().unwrap()]].concat());
+    assert!(out.status.success(), "{:?}", common::text(&out));
+    let rows: Vec<selectinfer::eval::harness::EvalRow> = csv::Reader::from_path(&csv).unwrap().deserialize().map(Result::unwrap).collect();
+    assert_eq!((rows[0].data.as_str(), rows[0].examples), ("wmt16_cs_en_newstest2016_500.jsonl", 2));
+    let text = std::fs::read_to_string(&outputs).unwrap();
+    assert!(text.starts_with("{\"id\":\"newstest2016-csen-201\""), "the evaluation split follows the 200 profiling lines: {text}");
+
+    let bad = dir.path().join("xx.jsonl");
+    std::fs::write(&bad, "{\"src\":\"a\",\"ref\":\"b\",\"src_lang\":\"cs\"}\n{\"src\":\"a\",\"ref\":\"b\",\"src_lang\":\"tlh\",\"tgt_lang\":\"en\"}\n").unwrap();
+    common::assert_clean_failure(&[&eval[..], &io, &["--data", bad.to_str().unwrap()]].concat(), ":2: unknown language code \"tlh\" in \"src_lang\"");
+}

@@ -164,6 +164,8 @@ pub struct SelectiveSession<'m> {
     /// Whether decode uses prefix views of the reordered weights (zero-copy)
     /// rather than gathered copies; see [`Layout`].
     in_place: bool,
+    /// Install compacted FFNs even where every loaded neuron is computed.
+    force_compact: bool,
 }
 
 /// How decode reaches the computed neurons.
@@ -198,7 +200,7 @@ impl<'m> SelectiveSession<'m> {
         let session = Session::new(model, opts)?;
         let n = plan.layers.len();
         let in_place = plan.layers.iter().enumerate().all(|(l, lp)| lp.is_none() || model.ffn_in_place(l).is_ok());
-        Ok(SelectiveSession { session, plan, state, file: None, current: vec![None; n], in_place })
+        Ok(SelectiveSession { session, plan, state, file: None, current: vec![None; n], in_place, force_compact: false })
     }
 
     /// Chooses how decode reaches the computed neurons (default: in place where
@@ -227,6 +229,13 @@ impl<'m> SelectiveSession<'m> {
         } else {
             Layout::Copy
         }
+    }
+
+    /// Test hook: go through the compacted path even when phi = gamma (every loaded
+    /// neuron selected), which otherwise decodes with the plain engine.
+    #[doc(hidden)]
+    pub fn force_compact(&mut self) {
+        self.force_compact = true;
     }
 
     /// The underlying session.
@@ -289,7 +298,7 @@ impl<'m> SelectiveSession<'m> {
         let t0 = Instant::now();
         let mut stats = SelectionStats::default();
         self.current.iter_mut().for_each(|c| *c = None);
-        if !self.plan.is_selective() {
+        if !self.plan.is_selective() && !self.force_compact {
             return Ok(stats);
         }
         let votes = self.state.lock().unwrap().votes.clone();

@@ -179,7 +179,8 @@ pub struct EvalRequest {
 pub struct EvalRow {
     /// UTC time the row was written.
     pub timestamp: String,
-    /// selectinfer's git commit (or "unknown").
+    /// Commit of the selectinfer binary that wrote the row, embedded at build time
+    /// (`-dirty` with uncommitted source changes; "unknown" outside git).
     pub git_commit: String,
     /// CPU model and cores.
     pub machine: String,

@@ -1763,12 +1763,11 @@ mod tests {
         assert_eq!(labels[0], "reference");
     }
 
-    /// Renders the sample charts into /tmp/plots-preview for a look (PLOT_PREVIEW=1).
+    /// Renders the sample charts into /tmp/plots-preview for a look:
+    /// `cargo test --release --lib preview -- --ignored`.
     #[test]
+    #[ignore = "writes sample charts to /tmp/plots-preview for a person to look at; run with --ignored"]
     fn preview() -> Result<()> {
-        if std::env::var_os("PLOT_PREVIEW").is_none() {
-            return Ok(());
-        }
         let rows = sample_rows();
         let files = write_plots(&points(&rows), &defaults(), Path::new("/tmp/plots-preview"))?;
         assert!(!files.is_empty());
