@@ -16,7 +16,8 @@
 #   scripts/stock-clients.sh [--no-python] [--tokens K]
 #
 # Measures no speed. Cold: about 6 minutes for stock llama.cpp and 4-5 for
-# llama-cpp-python on 2 cores (both once); warm about 30 seconds.
+# llama-cpp-python on 2 cores (both once; llama-cpp-python took 15 minutes on a
+# busy machine); warm about a minute.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
