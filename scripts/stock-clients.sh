@@ -40,8 +40,9 @@ command -v python3 >/dev/null || die "python3 not found"
 
 . scripts/env.sh
 SELECTINFER_MODELS=smollm2 scripts/setup.sh
-stock=$(scripts/stock/build.sh) || die "building stock llama.cpp failed"
+# Ours first, so that stock/build.sh can compare its CMake options with our build's.
 cargo build --release --locked || die "cargo build failed"
+stock=$(scripts/stock/build.sh) || die "building stock llama.cpp failed"
 si=$SELECTINFER_BIN
 
 f16=models/SmolLM2-135M-Instruct.F16.gguf

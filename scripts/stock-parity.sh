@@ -42,8 +42,10 @@ done
 case "$out" in *.md) ;; *) usage "--out must end in .md" ;; esac
 
 . scripts/env.sh
-stock=$(scripts/stock/build.sh) || die "building stock llama.cpp failed"
+SELECTINFER_MODELS=smollm2 scripts/setup.sh
+# Ours first, so that stock/build.sh can compare its CMake options with our build's.
 cargo build --release --locked || die "cargo build failed"
+stock=$(scripts/stock/build.sh) || die "building stock llama.cpp failed"
 si=$SELECTINFER_BIN
 [ -x "$si" ] || die "no selectinfer binary at $si"
 
