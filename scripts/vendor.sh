@@ -4,6 +4,8 @@
 #
 #   scripts/vendor.sh           rebuild into a temp dir and diff against vendor/ (exit 1 on difference)
 #   scripts/vendor.sh --write   replace vendor/ with the rebuilt tree
+#   scripts/vendor.sh --pristine DIR   only fetch: the two crates as published, untrimmed
+#                               and unpatched, into DIR/<crate>-<version> (scripts/stock/)
 #
 # Steps: `cargo vendor` of the pinned versions into a scratch project (the ordinary
 # client, so checksums are verified), delete the llama.cpp backends we never build
@@ -19,6 +21,9 @@ LLAMA_CPP_SYS_2=0.1.161
 TRIMMED="ggml-cann ggml-et ggml-hexagon ggml-metal ggml-musa ggml-opencl ggml-openvino ggml-sycl ggml-virtgpu ggml-vulkan ggml-webgpu ggml-zdnn ggml-zendnn"
 
 mode=${1:-check}
+if [ "$mode" = --pristine ]; then
+    dest=${2:?"--pristine needs a directory"}
+fi
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 
@@ -35,6 +40,16 @@ TOML
 echo 'fn main() {}' >"$scratch/probe/src/main.rs"
 echo "vendor.sh: fetching llama-cpp-2 $LLAMA_CPP_2 and llama-cpp-sys-2 $LLAMA_CPP_SYS_2" >&2
 (cd "$scratch/probe" && cargo vendor --quiet --versioned-dirs "$scratch/all" >/dev/null)
+if [ "$mode" = --pristine ]; then
+    mkdir -p "$dest"
+    for c in "llama-cpp-2-$LLAMA_CPP_2" "llama-cpp-sys-2-$LLAMA_CPP_SYS_2"; do
+        rm -rf "${dest:?}/$c" "$dest/$c.tmp"
+        cp -r "$scratch/all/$c" "$dest/$c.tmp"
+        mv "$dest/$c.tmp" "$dest/$c"
+    done
+    echo "vendor.sh: pristine crates in $dest" >&2
+    exit 0
+fi
 
 out="$scratch/vendor"
 mkdir -p "$out"
