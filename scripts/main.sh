@@ -4,7 +4,7 @@
 # CoreInfer, random loading and Q4_K_M on 30 qa, 30 translate and 20 summarize
 # examples, every score with its 95% bootstrap interval and each method's paired
 # difference to the reference, and each file's perplexity on wikitext-2 and on the
-# task's evaluation text. About 17 minutes on 2 cores after the build (the
+# task's evaluation text. About 18 minutes on 2 cores after the build (the
 # estimate is in quick.yaml). Output: results/quick-local/ (README.md with the
 # tables, results.csv, perplexity.csv, plots); re-running resumes.
 set -euo pipefail
