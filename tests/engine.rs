@@ -90,6 +90,23 @@ fn greedy_generation_follows_the_argmax_of_the_logits() {
 }
 
 #[test]
+fn logits_of_the_later_positions_alone_equal_those_of_a_full_evaluation() {
+    // Perplexity asks for the scored half of a chunk only.
+    let model = load(&common::tiny_model(SynthArch::Llama));
+    let tokens = model.tokenize("the word of a man the word of a", true, false);
+    assert!((8..=64).contains(&tokens.len()), "{tokens:?}");
+    let mut s = session(&model);
+    let all = s.eval_all_logits(&tokens).unwrap();
+    let half = tokens.len() / 2;
+    let later = s.eval_logits_from(&tokens, half).unwrap();
+    assert_eq!(later.len(), tokens.len() - half);
+    for (a, b) in all[half..].iter().zip(&later) {
+        let diff = a.iter().zip(b).map(|(x, y)| (x - y).abs()).fold(0f32, f32::max);
+        assert!(diff < 1e-4, "max logit difference {diff}");
+    }
+}
+
+#[test]
 fn f32_to_f16_to_f32_round_trips_within_f16_precision() {
     let dir = tempfile::tempdir().unwrap();
     let src = common::tiny_model(SynthArch::Llama);

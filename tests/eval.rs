@@ -38,6 +38,37 @@ fn eval_appends_one_row_per_run_under_one_header() {
     assert_eq!(get(&rows[0], "examples"), "4", "the evaluation split of 8 examples is the last 4");
     let em: f64 = get(&rows[0], "em").parse().unwrap();
     assert!((0.0..=100.0).contains(&em));
+    // Every score has its interval around it; selection time only where neurons are selected.
+    for row in &rows {
+        for m in ["em", "f1"] {
+            let v = |c: &str| -> f64 { get(row, c).parse().unwrap() };
+            let (lo, point, hi) = (v(&format!("{m}_lo")), v(m), v(&format!("{m}_hi")));
+            assert!(0.0 <= lo && lo <= point && point <= hi && hi <= 100.0, "{m}: {lo} {point} {hi}");
+        }
+    }
+    assert_eq!(get(&rows[0], "select_ms"), "", "reference: no selection");
+    assert!(get(&rows[1], "select_ms").parse::<f64>().unwrap() >= 0.0, "coreinfer selects per prompt");
+}
+
+#[test]
+fn perplexity_of_a_task_text_appends_a_row() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = common::write_tiny_qa(dir.path());
+    let csv = dir.path().join("perplexity.csv");
+    let model = common::tiny_model(SynthArch::Llama);
+    let args = ["perplexity", "-m", model.to_str().unwrap(), "--task", "qa", "--data", data.to_str().unwrap(), "--ctx", "16", "--chunks", "2", "-t", "2", "--out", csv.to_str().unwrap(), "--json"];
+    let out = common::selectinfer(&args);
+    let (stdout, err) = common::text(&out);
+    assert!(out.status.success(), "{err}");
+    let printed: serde_json::Value = serde_json::from_str(stdout.trim()).unwrap();
+    let rows: Vec<selectinfer::eval::perplexity::PerplexityRow> = csv::Reader::from_path(&csv).unwrap().deserialize().map(Result::unwrap).collect();
+    assert_eq!(rows.len(), 1);
+    let r = &rows[0];
+    assert_eq!((r.task.as_deref(), r.ctx, r.max_chunks, r.chunks, r.tokens), (Some("qa"), 16, Some(2), 2, 2 * 7));
+    assert_eq!(r.ppl, printed["ppl"].as_f64().unwrap());
+    assert!(r.ppl > 1.0 && r.ppl.is_finite() && (r.mean_nll.exp() - r.ppl).abs() < 1e-9 * r.ppl);
+    assert_eq!(r.data, data.file_name().unwrap().to_string_lossy());
+    common::assert_clean_failure(&["perplexity", "-m", model.to_str().unwrap(), "--task", "qa", "--data", "/nonexistent.jsonl"], "/nonexistent.jsonl");
 }
 
 #[test]

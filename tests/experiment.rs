@@ -28,6 +28,7 @@ methods:
   - method: reference
   - method: selectinfer
   - {{method: random-loading, load: [0.5, 0.7]}}
+perplexity: {{chunks: 1, ctx: 16}}
 ",
         model.display(),
         data.display()
@@ -46,7 +47,9 @@ fn runs_every_cell_once_resumes_and_reports() {
     let dry = experiment(d, &["experiments/exp.yaml", "--dry-run"]);
     let (out, err) = common::text(&dry);
     assert!(dry.status.success(), "{err}");
-    assert_eq!(out.lines().filter(|l| l.contains("to run")).count(), 4, "{out}");
+    assert_eq!(out.lines().filter(|l| l.contains("to run") && !l.contains("perplexity")).count(), 4, "{out}");
+    // Wikitext-2 and the qa evaluation text for each of the 4 files.
+    assert_eq!(out.lines().filter(|l| l.contains("to run") && l.contains("perplexity")).count(), 8, "{out}");
     assert!(!d.join("models").exists() && !d.join("results").exists(), "a dry run writes nothing");
 
     let first = experiment(d, &["experiments/exp.yaml"]);
@@ -59,6 +62,14 @@ fn runs_every_cell_once_resumes_and_reports() {
     assert_eq!(methods, [("reference", 1.0), ("selectinfer", 0.7), ("random-loading", 0.5), ("random-loading", 0.7)]);
     assert!(rows.iter().all(|r| r.examples == 3 && r.synthetic && r.task == "qa"));
     assert_eq!(rows[1].compute, Some(0.4), "the defaults apply where an entry gives no value");
+    for r in &rows {
+        let iv = r.interval(selectinfer::eval::bootstrap::Metric::F1).expect("an F1 interval");
+        assert!(iv.lo <= iv.point && iv.point <= iv.hi, "{iv:?}");
+    }
+    let ppl: Vec<selectinfer::eval::perplexity::PerplexityRow> = csv::Reader::from_path(res.join("perplexity.csv")).unwrap().deserialize().map(Result::unwrap).collect();
+    assert_eq!(ppl.len(), 8);
+    assert_eq!(ppl.iter().filter(|p| p.task.as_deref() == Some("qa")).count(), 4);
+    assert!(ppl.iter().all(|p| p.ppl.is_finite() && p.ppl > 1.0 && p.chunks == 1));
     // Prepared files, with their recipes, and the profile made for the slice.
     for f in ["tiny.F16.gguf", "tiny.F16.gguf.recipe", "tiny.F16.qa-load0.7.gguf", "tiny.random-load0.5.gguf"] {
         assert!(d.join("models").join(f).exists(), "models/{f}");
@@ -66,7 +77,15 @@ fn runs_every_cell_once_resumes_and_reports() {
     assert!(d.join("profiles/tiny/task-qa.json").exists() && d.join("profiles/tiny/model.json").exists());
     let readme = std::fs::read_to_string(res.join("README.md")).unwrap();
     assert!(readme.contains("Cells with a row: 4 of 4") && readme.contains("## qa") && readme.contains("Synthetic weights"), "{readme}");
-    for f in ["tasks.png", "tasks.svg", "accuracy-vs-memory-qa.png", "accuracy-vs-speed-qa.svg"] {
+    assert!(readme.contains("Perplexity cells with a row: 8 of 8") && readme.contains("## Perplexity"), "{readme}");
+    assert!(readme.contains("F1 [95% CI]") && readme.contains("Δ F1 vs reference") && readme.contains("PPL task text"), "{readme}");
+    assert!(!readme.contains("decode tok/s |"), "no speed beside scores: {readme}");
+    // Paired differences (from the outputs of both cells) for every method but the reference.
+    let row_of = |m: &str| readme.lines().find(|l| l.contains(&format!("| {m} "))).unwrap_or_else(|| panic!("{m} row in {readme}"));
+    let deltas = |l: &str| l.matches("[+").count() + l.matches("[-").count();
+    assert_eq!(deltas(row_of("reference")), 0, "{readme}");
+    assert_eq!(deltas(row_of("selectinfer")), 2, "{readme}");
+    for f in ["tasks.png", "tasks.svg", "accuracy-vs-memory-qa.png", "accuracy-vs-memory-qa.svg"] {
         assert!(res.join(f).exists(), "{f}");
         assert!(readme.contains(f) || f.ends_with(".svg"), "README embeds {f}");
     }
@@ -75,7 +94,7 @@ fn runs_every_cell_once_resumes_and_reports() {
     // A re-run finds every cell done and changes nothing.
     let again = experiment(d, &["experiments/exp.yaml"]);
     let (_, err) = common::text(&again);
-    assert!(again.status.success() && err.contains("4 done, 0 to run"), "{err}");
+    assert!(again.status.success() && err.contains("4 done, 0 to run") && err.contains("8 perplexity cells, 0 to run"), "{err}");
     assert_eq!(std::fs::read_to_string(res.join("results.csv")).unwrap(), csv_text);
 
     // A lost row (a crash before the child appended it) is run again, alone.

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use anyhow::Context;
 
 use super::generate::ComputeArgs;
+use crate::eval::bootstrap::Metric;
 use crate::eval::harness::{append_row, run_eval, EvalRequest, Method};
 use crate::output::Table;
 use crate::tasks::Task;
@@ -82,11 +83,11 @@ pub fn run(a: EvalArgs) -> anyhow::Result<()> {
         crate::fsutil::write_atomic(path, (lines.join("\n") + "\n").as_bytes()).with_context(|| format!("writing {}", path.display()))?;
     }
     let r = &outcome.row;
-    let scores: Vec<String> = [("EM", r.em), ("F1", r.f1), ("BLEU", r.bleu), ("chrF", r.chrf), ("ROUGE-1", r.rouge1), ("ROUGE-2", r.rouge2), ("ROUGE-L", r.rouge_l)]
+    let scores: Vec<String> = Metric::of_task(a.task)
         .iter()
-        .filter_map(|(n, v)| v.map(|v| format!("{n} {v:.2}")))
+        .filter_map(|&m| r.interval(m).map(|iv| format!("{} {:.2} [{:.2}, {:.2}]", m.label(), iv.point, iv.lo, iv.hi)))
         .collect();
-    let mut t = Table::new(["method", "task", "examples", "scores", "decode tok/s", "peak RSS"]);
+    let mut t = Table::new(["method", "task", "examples", "scores [95% CI]", "decode tok/s", "peak RSS"]);
     t.row([
         r.method.clone(),
         r.task.clone(),

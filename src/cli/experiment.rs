@@ -8,6 +8,7 @@ use std::time::Instant;
 use anyhow::{bail, Context};
 
 use crate::experiment::config::{Cell, Experiment};
+use crate::experiment::perplexity::{ppl_cells, PplCell};
 use crate::experiment::plot::{write_plots, Defaults, PlotPoint};
 use crate::experiment::report::{model_label, write_readme, ReportContext};
 use crate::experiment::run::{caps_available, eval_args, outputs_name, prepare_file, prepare_model, read_rows, row_matches, run_cell, scored_examples, Runner};
@@ -33,8 +34,12 @@ pub fn run(a: ExperimentArgs) -> anyhow::Result<()> {
     let name = a.file.file_stem().map(|s| s.to_string_lossy().into_owned()).context("the experiment file needs a name")?;
     let dir = a.out_dir.clone().unwrap_or_else(|| PathBuf::from("results").join(&name));
     let csv = dir.join("results.csv");
+    let ppl_csv = dir.join("perplexity.csv");
     let cells = e.cells();
     let rows = read_rows(&csv)?;
+    let pcells = ppl_cells(&e, &cells);
+    let ppl_rows = read_rows(&ppl_csv)?;
+    let ppl_todo: Vec<&PplCell> = pcells.iter().filter(|c| !ppl_rows.iter().any(|r| c.matches(r, &e.models[c.model].name))).collect();
     let mut split_sizes = HashMap::new();
 
     let runner = Runner::new(a.dry_run)?;
@@ -54,11 +59,18 @@ pub fn run(a: ExperimentArgs) -> anyhow::Result<()> {
         }
     }
     eprintln!("experiment {name}: {} cells, {done} done, {} to run, {} skipped", cells.len(), todo.len(), skipped.len());
+    if !pcells.is_empty() {
+        eprintln!("experiment {name}: {} perplexity cells, {} to run", pcells.len(), ppl_todo.len());
+    }
     if a.dry_run {
         for (i, cell) in cells.iter().enumerate() {
             let m = &e.models[cell.model];
             let state = if todo.iter().any(|t| t.0 == i) { "to run" } else if skipped.iter().any(|s| s.starts_with(&cell.label(&m.name))) { "skipped" } else { "done" };
             println!("{:>4} {state:<7} {}  [{}]", i + 1, cell.label(&m.name), cell.prep.path(&m.name).display());
+        }
+        for (i, c) in pcells.iter().enumerate() {
+            let state = if ppl_todo.contains(&c) { "to run" } else { "done" };
+            println!("{:>4} {state:<7} {}", cells.len() + i + 1, c.label(&e.models[c.model].name));
         }
     }
     for s in &skipped {
@@ -66,7 +78,8 @@ pub fn run(a: ExperimentArgs) -> anyhow::Result<()> {
     }
 
     let mut failures = Vec::new();
-    if !a.report_only && !todo.is_empty() {
+    let nothing_to_run = todo.is_empty() && ppl_todo.is_empty();
+    if !a.report_only && !nothing_to_run {
         if !a.dry_run {
             std::fs::create_dir_all(dir.join("outputs")).with_context(|| format!("creating {}", dir.display()))?;
         }
@@ -74,35 +87,46 @@ pub fn run(a: ExperimentArgs) -> anyhow::Result<()> {
         // ETA) and one bar per cell, fed by the child's progress lines.
         let multi = indicatif::MultiProgress::new();
         let say = |line: String| if multi.is_hidden() { eprintln!("{line}") } else { multi.suspend(|| eprintln!("{line}")) };
-        let overall = multi.add(crate::profile::progress_bar(true, todo.len() as u64, &format!("experiment {name}")));
+        let overall = multi.add(crate::profile::progress_bar(true, (todo.len() + ppl_todo.len()) as u64, &format!("experiment {name}")));
+        // One child: its bar (fed by its progress lines), then done or FAILED.
+        let mut run_child = |label: String, len: u64, args: Vec<String>| {
+            let bar = multi.add(crate::profile::progress_bar(true, len, "  cell"));
+            bar.set_message(label.clone());
+            let t0 = Instant::now();
+            match run_cell(&runner, &args, &bar) {
+                Ok(()) => say(format!("done {label} ({:.0} s)", t0.elapsed().as_secs_f64())),
+                Err(err) => {
+                    say(format!("FAILED {label}: {err:#}"));
+                    failures.push(format!("{label}: {err:#}"));
+                }
+            }
+            bar.finish_and_clear();
+            multi.remove(&bar);
+            overall.inc(1);
+        };
         for (mi, m) in e.models.iter().enumerate() {
             let mine: Vec<&(usize, &Cell, usize)> = todo.iter().filter(|t| t.1.model == mi).collect();
-            if mine.is_empty() {
+            let my_ppl: Vec<&&PplCell> = ppl_todo.iter().filter(|c| c.model == mi).collect();
+            if mine.is_empty() && my_ppl.is_empty() {
                 continue;
             }
-            let refs: Vec<&Cell> = mine.iter().map(|t| t.1).collect();
+            // Profiles are needed only for the slices of cells still to run.
+            let needs: Vec<Cell> = my_ppl.iter().filter_map(|p| cells.iter().find(|c| c.model == mi && c.prep == p.prep).cloned()).collect();
+            let refs: Vec<&Cell> = mine.iter().map(|t| t.1).chain(&needs).collect();
             let pm = multi.suspend(|| prepare_model(&runner, m, &e, &refs))?;
             for (_, cell, _) in mine {
                 let file = multi.suspend(|| prepare_file(&runner, m, &pm, &cell.prep))?;
-                if a.dry_run {
-                    continue;
+                if !a.dry_run {
+                    let out = dir.join("outputs").join(outputs_name(cell, &file));
+                    run_child(cell.label(&m.name), cell.examples as u64, eval_args(cell, &file, &csv, Some(&out), e.threads));
                 }
-                let out = dir.join("outputs").join(outputs_name(cell, &file));
-                let args = eval_args(cell, &file, &csv, Some(&out), e.threads);
-                let label = cell.label(&m.name);
-                let bar = multi.add(crate::profile::progress_bar(true, cell.examples as u64, "  cell"));
-                bar.set_message(label.clone());
-                let t0 = Instant::now();
-                match run_cell(&runner, &args, &bar) {
-                    Ok(()) => say(format!("done {label} ({:.0} s)", t0.elapsed().as_secs_f64())),
-                    Err(err) => {
-                        say(format!("FAILED {label}: {err:#}"));
-                        failures.push(format!("{label}: {err:#}"));
-                    }
+            }
+            // Perplexity after the model's task cells, so a partial run has the tables.
+            for c in my_ppl {
+                let file = multi.suspend(|| prepare_file(&runner, m, &pm, &c.prep))?;
+                if !a.dry_run {
+                    run_child(c.label(&m.name), c.chunks as u64, c.args(&file, &ppl_csv, e.threads));
                 }
-                bar.finish_and_clear();
-                multi.remove(&bar);
-                overall.inc(1);
             }
         }
         overall.finish_and_clear();
@@ -111,7 +135,10 @@ pub fn run(a: ExperimentArgs) -> anyhow::Result<()> {
         return Ok(());
     }
 
-    let rows = read_rows(&csv)?;
+    let mut rows = read_rows(&csv)?;
+    let ppl_rows: Vec<crate::eval::perplexity::PerplexityRow> = read_rows(&ppl_csv)?;
+    let paired = crate::experiment::intervals::compute(&e, &cells, &mut rows, &dir.join("outputs"))?;
+    let ppl_done = pcells.iter().filter(|c| ppl_rows.iter().any(|r| c.matches(r, &e.models[c.model].name))).count();
     let done = cells
         .iter()
         .filter(|c| scored_examples(c, &mut split_sizes).is_ok_and(|n| has_row(&rows, c, &e.models[c.model].name, n)))
@@ -122,7 +149,17 @@ pub fn run(a: ExperimentArgs) -> anyhow::Result<()> {
     let defaults = Defaults { load: d.load.0, static_share: d.static_share.0, compute: d.compute.0, token_share: d.token_share.0 };
     let plots = if rows.is_empty() { Vec::new() } else { write_plots(&points, &defaults, &dir)? };
     skipped.extend(failures.iter().map(|f| format!("failed: {f}")));
-    let ctx = ReportContext { name: &name, yaml: &a.file, total_cells: cells.len(), done_cells: done, skipped: &skipped, plots: &plots };
+    let ctx = ReportContext {
+        name: &name,
+        yaml: &a.file,
+        total_cells: cells.len(),
+        done_cells: done,
+        ppl_cells: (ppl_done, pcells.len()),
+        skipped: &skipped,
+        plots: &plots,
+        perplexity: &ppl_rows,
+        paired: &paired,
+    };
     write_readme(&e, &rows, &ctx, &dir)?;
     eprintln!("experiment {name}: {done} of {} cells have rows; wrote {}", cells.len(), dir.join("README.md").display());
     if !failures.is_empty() {

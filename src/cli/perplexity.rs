@@ -1,11 +1,15 @@
-//! `selectinfer perplexity`: llama-perplexity-style perplexity of a text file.
+//! `selectinfer perplexity`: llama-perplexity-style perplexity of a text file, or of
+//! a task's evaluation text, optionally appended as a CSV row.
 
 use std::path::PathBuf;
+use std::time::Instant;
 
 use anyhow::Context;
 
 use crate::engine::{LoadOptions, Model};
-use crate::eval::perplexity::perplexity;
+use crate::eval::perplexity::{evaluation_text, perplexity, PerplexityRow};
+use crate::model::ModelInfo;
+use crate::tasks::{read_examples, Split, Task};
 
 /// Arguments of `perplexity`.
 #[derive(Debug, clap::Args)]
@@ -13,9 +17,15 @@ pub struct PerplexityArgs {
     /// GGUF model (original, quantized or sliced).
     #[arg(short, long)]
     pub model: PathBuf,
-    /// Text file, read as is (default: the bundled wikitext-2 test set).
-    #[arg(long, default_value = "data/wikitext2_raw_test.txt")]
-    pub data: PathBuf,
+    /// Text file, read as is (default: the bundled wikitext-2 test set); with
+    /// --task, the task's JSON Lines dataset (default: the bundled one).
+    #[arg(long)]
+    pub data: Option<PathBuf>,
+    /// Score the task's evaluation text instead of a text file: every example of
+    /// the evaluation split as its prompt, a space and its first reference,
+    /// separated by blank lines.
+    #[arg(long, value_enum)]
+    pub task: Option<Task>,
     /// Chunk length in tokens (llama-perplexity's -c); the second half of each chunk is scored.
     #[arg(long, default_value_t = 512)]
     pub ctx: usize,
@@ -28,13 +38,46 @@ pub struct PerplexityArgs {
     /// Print one JSON object.
     #[arg(long)]
     pub json: bool,
+    /// Also append the result as a row to this CSV file (created with a header if new).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
 }
 
 pub fn run(a: PerplexityArgs) -> anyhow::Result<()> {
-    let text = std::fs::read_to_string(&a.data).with_context(|| format!("reading {}", a.data.display()))?;
+    let t0 = Instant::now();
+    let data = a.data.clone().unwrap_or_else(|| PathBuf::from(a.task.map_or("data/wikitext2_raw_test.txt", Task::bundled_data)));
+    let text = match a.task {
+        Some(task) => {
+            let examples = read_examples(&data, task)?;
+            evaluation_text(Split::Eval.select(&examples))
+        }
+        None => std::fs::read_to_string(&data).with_context(|| format!("reading {}", data.display()))?,
+    };
     let model = Model::load(&a.model, &LoadOptions::default()).with_context(|| format!("cannot load {}", a.model.display()))?;
     let threads = a.threads.unwrap_or_else(crate::engine::default_threads);
     let p = perplexity(&model, &text, a.ctx, a.chunks, threads)?;
+    if let Some(out) = &a.out {
+        let name = |p: &PathBuf| p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let row = PerplexityRow {
+            timestamp: crate::output::utc_timestamp(),
+            git_commit: crate::output::git_commit(),
+            machine: crate::output::machine_description(),
+            model: name(&a.model),
+            task: a.task.map(|t| t.name().to_string()),
+            data: name(&data),
+            ctx: a.ctx,
+            max_chunks: a.chunks,
+            chunks: p.chunks,
+            tokens: p.tokens,
+            ppl: p.ppl,
+            mean_nll: p.mean_nll,
+            weight_bytes: ModelInfo::from_gguf(model.gguf())?.total_bytes,
+            wall_s: t0.elapsed().as_secs_f64(),
+            threads,
+        };
+        crate::eval::harness::append_row(out, &row)?;
+        eprintln!("perplexity: appended a row to {}", out.display());
+    }
     if a.json {
         println!("{}", serde_json::to_string(&p)?);
     } else {

@@ -192,6 +192,11 @@ impl<'m> Session<'m> {
     /// With `all_logits` every position's logits are kept (read them with
     /// [`logits`](Self::logits)); otherwise only the last one's.
     pub fn decode(&mut self, tokens: &[Token], all_logits: bool) -> Result<(), EngineError> {
+        self.decode_where(tokens, |i| all_logits || i + 1 == tokens.len())
+    }
+
+    /// [`Session::decode`], with logits for the tokens at the indices `want` accepts.
+    fn decode_where(&mut self, tokens: &[Token], want: impl Fn(usize) -> bool) -> Result<(), EngineError> {
         let needed = self.n_past + tokens.len();
         if needed > self.n_ctx {
             return Err(EngineError::ContextFull { needed, n_ctx: self.n_ctx });
@@ -204,10 +209,9 @@ impl<'m> Session<'m> {
             }
         }
         for (ci, chunk) in tokens.chunks(self.n_batch).enumerate() {
-            let last_chunk = (ci + 1) * self.n_batch >= tokens.len();
             self.batch.clear();
             for (i, &t) in chunk.iter().enumerate() {
-                let want = all_logits || (last_chunk && i + 1 == chunk.len());
+                let want = want(ci * self.n_batch + i);
                 self.batch
                     .add(LlamaToken(t), (self.n_past + i) as i32, &[0], want)
                     .map_err(|e| EngineError::Decode(e.to_string()))?;
@@ -225,14 +229,22 @@ impl<'m> Session<'m> {
     }
 
     /// Decodes `tokens` from an empty cache and returns every position's logits.
-    /// Used by tests and perplexity; `tokens` must fit one batch.
+    /// Used by tests; `tokens` must fit one batch.
     pub fn eval_all_logits(&mut self, tokens: &[Token]) -> Result<Vec<Vec<f32>>, EngineError> {
+        self.eval_logits_from(tokens, 0)
+    }
+
+    /// Decodes `tokens` from an empty cache and returns the logits of positions
+    /// `first..`: only those rows go through the output layer, which for a large
+    /// vocabulary costs more than the rest of the model (perplexity scores the
+    /// second half of each chunk). `tokens` must fit one batch.
+    pub fn eval_logits_from(&mut self, tokens: &[Token], first: usize) -> Result<Vec<Vec<f32>>, EngineError> {
         self.clear();
         if tokens.len() > self.n_batch {
             return Err(EngineError::Decode(format!("{} tokens exceed n_batch {}", tokens.len(), self.n_batch)));
         }
-        self.decode(tokens, true)?;
-        Ok((0..tokens.len() as i32).map(|i| self.logits(i).to_vec()).collect())
+        self.decode_where(tokens, |i| i >= first)?;
+        Ok((first..tokens.len()).map(|i| self.logits(i as i32).to_vec()).collect())
     }
 
     /// Restricts the FFN of the layers in `shapes` to compacted weights for the

@@ -10,9 +10,10 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::{bail, ensure, Context};
+use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-use super::metrics::{corpus_bleu, corpus_chrf, rouge_max, rouge_mean, squad_corpus};
+use super::bootstrap::{task_intervals, Interval, Metric};
 use crate::compute::{ComputeOptions, ComputePlan, SelectiveSession};
 use crate::engine::{GenerateOptions, LoadOptions, Model, SessionOptions};
 use crate::gguf::GgufFile;
@@ -126,13 +127,16 @@ pub fn task_limits(task: Task) -> (usize, &'static [&'static str]) {
     }
 }
 
+/// A solved example: its prompt followed by its first reference.
+pub fn solved_example(ex: &Example) -> String {
+    format!("{} {}", ex.prompt(), ex.references[0])
+}
+
 /// The prompt of `ex` with `shots` solved examples before it.
 pub fn prompt_with_shots(ex: &Example, shots: &[Example]) -> String {
     let mut p = String::new();
     for s in shots {
-        p.push_str(&s.prompt());
-        p.push(' ');
-        p.push_str(&s.references[0]);
+        p.push_str(&solved_example(s));
         p.push_str("\n\n");
     }
     p.push_str(&ex.prompt());
@@ -208,22 +212,75 @@ pub struct EvalRow {
     pub token_share: Option<f64>,
     /// SQuAD exact match (0-100).
     pub em: Option<f64>,
+    /// Lower end of the 95% bootstrap interval of `em` (empty in rows written
+    /// before intervals existed).
+    #[serde(default)]
+    pub em_lo: Option<f64>,
+    /// Upper end of that interval.
+    #[serde(default)]
+    pub em_hi: Option<f64>,
     /// SQuAD F1 (0-100).
     pub f1: Option<f64>,
+    /// Lower end of the 95% bootstrap interval of `f1` (empty in rows written
+    /// before intervals existed).
+    #[serde(default)]
+    pub f1_lo: Option<f64>,
+    /// Upper end of that interval.
+    #[serde(default)]
+    pub f1_hi: Option<f64>,
     /// sacrebleu BLEU.
     pub bleu: Option<f64>,
+    /// Lower end of the 95% bootstrap interval of `bleu` (empty in rows written
+    /// before intervals existed).
+    #[serde(default)]
+    pub bleu_lo: Option<f64>,
+    /// Upper end of that interval.
+    #[serde(default)]
+    pub bleu_hi: Option<f64>,
     /// sacrebleu chrF.
     pub chrf: Option<f64>,
+    /// Lower end of the 95% bootstrap interval of `chrf` (empty in rows written
+    /// before intervals existed).
+    #[serde(default)]
+    pub chrf_lo: Option<f64>,
+    /// Upper end of that interval.
+    #[serde(default)]
+    pub chrf_hi: Option<f64>,
     /// ROUGE-1 F (0-100).
     pub rouge1: Option<f64>,
+    /// Lower end of the 95% bootstrap interval of `rouge1` (empty in rows written
+    /// before intervals existed).
+    #[serde(default)]
+    pub rouge1_lo: Option<f64>,
+    /// Upper end of that interval.
+    #[serde(default)]
+    pub rouge1_hi: Option<f64>,
     /// ROUGE-2 F (0-100).
     pub rouge2: Option<f64>,
+    /// Lower end of the 95% bootstrap interval of `rouge2` (empty in rows written
+    /// before intervals existed).
+    #[serde(default)]
+    pub rouge2_lo: Option<f64>,
+    /// Upper end of that interval.
+    #[serde(default)]
+    pub rouge2_hi: Option<f64>,
     /// ROUGE-L F (0-100).
     pub rouge_l: Option<f64>,
+    /// Lower end of the 95% bootstrap interval of `rouge_l` (empty in rows written
+    /// before intervals existed).
+    #[serde(default)]
+    pub rouge_l_lo: Option<f64>,
+    /// Upper end of that interval.
+    #[serde(default)]
+    pub rouge_l_hi: Option<f64>,
     /// Median prompt tok/s.
     pub prefill_tps: f64,
     /// Median decode tok/s.
     pub decode_tps: f64,
+    /// Median per-prompt time to choose the computed neurons and gather their
+    /// weights, in ms (empty: no selective computation, or a row from before).
+    #[serde(default)]
+    pub select_ms: Option<f64>,
     /// Tensor bytes of the file.
     pub weight_bytes: u64,
     /// Peak resident bytes of the process.
@@ -246,6 +303,49 @@ pub struct EvalRow {
     /// before this column existed read as `false`, which is what they ran.
     #[serde(default)]
     pub chat: bool,
+}
+
+impl EvalRow {
+    /// The value of a score column.
+    pub fn score(&self, m: Metric) -> Option<f64> {
+        match m {
+            Metric::Em => self.em,
+            Metric::F1 => self.f1,
+            Metric::Bleu => self.bleu,
+            Metric::Chrf => self.chrf,
+            Metric::Rouge1 => self.rouge1,
+            Metric::Rouge2 => self.rouge2,
+            Metric::RougeL => self.rouge_l,
+        }
+    }
+
+    /// A score with its 95% interval, where the row has both.
+    pub fn interval(&self, m: Metric) -> Option<Interval> {
+        let (lo, hi) = match m {
+            Metric::Em => (self.em_lo, self.em_hi),
+            Metric::F1 => (self.f1_lo, self.f1_hi),
+            Metric::Bleu => (self.bleu_lo, self.bleu_hi),
+            Metric::Chrf => (self.chrf_lo, self.chrf_hi),
+            Metric::Rouge1 => (self.rouge1_lo, self.rouge1_hi),
+            Metric::Rouge2 => (self.rouge2_lo, self.rouge2_hi),
+            Metric::RougeL => (self.rouge_l_lo, self.rouge_l_hi),
+        };
+        Some(Interval { point: self.score(m)?, lo: lo?, hi: hi? })
+    }
+
+    /// Sets a score column and its interval columns.
+    pub fn set_interval(&mut self, m: Metric, iv: Interval) {
+        let (v, lo, hi) = match m {
+            Metric::Em => (&mut self.em, &mut self.em_lo, &mut self.em_hi),
+            Metric::F1 => (&mut self.f1, &mut self.f1_lo, &mut self.f1_hi),
+            Metric::Bleu => (&mut self.bleu, &mut self.bleu_lo, &mut self.bleu_hi),
+            Metric::Chrf => (&mut self.chrf, &mut self.chrf_lo, &mut self.chrf_hi),
+            Metric::Rouge1 => (&mut self.rouge1, &mut self.rouge1_lo, &mut self.rouge1_hi),
+            Metric::Rouge2 => (&mut self.rouge2, &mut self.rouge2_lo, &mut self.rouge2_hi),
+            Metric::RougeL => (&mut self.rouge_l, &mut self.rouge_l_lo, &mut self.rouge_l_hi),
+        };
+        (*v, *lo, *hi) = (Some(iv.point), Some(iv.lo), Some(iv.hi));
+    }
 }
 
 /// The outputs of a run, with its row.
@@ -309,16 +409,17 @@ pub fn run_eval(req: &EvalRequest) -> anyhow::Result<EvalOutcome> {
     let mut s = SelectiveSession::new(&model, plan, SessionOptions { n_ctx, n_batch: 512, threads: req.threads, observer: None })?;
     let opts = GenerateOptions { max_tokens, ignore_eog: req.speed_only.is_some(), ..Default::default() };
     let bar = crate::profile::progress_bar(true, eval.len() as u64, &format!("eval {} {}", req.method.name(), req.task));
-    let (mut pre, mut dec, mut outputs) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut pre, mut dec, mut sel_ms, mut outputs) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for (ex, prompt) in eval.iter().zip(&prompts) {
         s.clear();
         let mut text = String::new();
-        let (_, stats, _) = s.generate(prompt, &opts, |piece| {
+        let (_, stats, sel) = s.generate(prompt, &opts, |piece| {
             text.push_str(piece);
             // Stop as soon as a stop string appears after some content.
             !stops.iter().any(|st| text.trim_start().contains(st))
         })?;
         pre.push(stats.prefill_tps());
+        sel_ms.push(sel.select_ms);
         if stats.generated_tokens > 1 {
             dec.push(stats.decode_tps());
         }
@@ -345,14 +446,29 @@ pub fn run_eval(req: &EvalRequest) -> anyhow::Result<EvalOutcome> {
         compute: req.compute.as_ref().map(|c| c.compute),
         token_share: req.compute.as_ref().map(|c| c.token_share),
         em: None,
+        em_lo: None,
+        em_hi: None,
         f1: None,
+        f1_lo: None,
+        f1_hi: None,
         bleu: None,
+        bleu_lo: None,
+        bleu_hi: None,
         chrf: None,
+        chrf_lo: None,
+        chrf_hi: None,
         rouge1: None,
+        rouge1_lo: None,
+        rouge1_hi: None,
         rouge2: None,
+        rouge2_lo: None,
+        rouge2_hi: None,
         rouge_l: None,
+        rouge_l_lo: None,
+        rouge_l_hi: None,
         prefill_tps: median(pre),
         decode_tps: median(dec),
+        select_ms: req.compute.is_some().then(|| median(sel_ms)),
         weight_bytes: info.total_bytes,
         peak_rss_bytes: 0,
         major_faults: 0,
@@ -364,23 +480,9 @@ pub fn run_eval(req: &EvalRequest) -> anyhow::Result<EvalOutcome> {
         threads: req.threads,
         chat: req.chat,
     };
-    match req.task {
-        _ if req.speed_only.is_some() => {}
-        Task::Qa => {
-            let sq = squad_corpus(&preds, &refs)?;
-            row.em = Some(sq.exact_match);
-            row.f1 = Some(sq.f1);
-        }
-        Task::Translate => {
-            row.bleu = Some(corpus_bleu(&preds, &refs)?.score);
-            row.chrf = Some(corpus_chrf(&preds, &refs)?);
-        }
-        Task::Summarize => {
-            let per: Vec<_> = preds.iter().zip(&refs).map(|(p, r)| rouge_max(p, &r[..])).collect::<Result<_, _>>()?;
-            let m = rouge_mean(&per)?;
-            row.rouge1 = Some(100.0 * m.rouge1.fmeasure);
-            row.rouge2 = Some(100.0 * m.rouge2.fmeasure);
-            row.rouge_l = Some(100.0 * m.rouge_l.fmeasure);
+    if req.speed_only.is_none() {
+        for (m, iv) in task_intervals(req.task, &preds, &refs)? {
+            row.set_interval(m, iv);
         }
     }
     row.peak_rss_bytes = MemorySnapshot::now().peak_rss_bytes;
@@ -395,7 +497,7 @@ pub fn run_eval(req: &EvalRequest) -> anyhow::Result<EvalOutcome> {
 /// A file written with an older set of columns is rewritten with the current
 /// header, its rows filled with the new columns' defaults, so one file never
 /// mixes two layouts.
-pub fn append_row(path: &Path, row: &EvalRow) -> anyhow::Result<()> {
+pub fn append_row<T: Serialize + DeserializeOwned>(path: &Path, row: &T) -> anyhow::Result<()> {
     let existing = match std::fs::read(path) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
@@ -414,10 +516,9 @@ pub fn append_row(path: &Path, row: &EvalRow) -> anyhow::Result<()> {
         bytes.extend_from_slice(record);
         bytes
     } else {
-        let mut rows = parse_rows(&existing, path)?;
-        rows.push(row.clone());
+        let rows: Vec<T> = parse_rows(&existing, path)?;
         let mut w = csv::Writer::from_writer(Vec::new());
-        for r in &rows {
+        for r in rows.iter().chain([row]) {
             w.serialize(r)?;
         }
         w.into_inner().map_err(|e| anyhow::anyhow!("csv: {e}"))?
@@ -430,11 +531,11 @@ pub fn append_row(path: &Path, row: &EvalRow) -> anyhow::Result<()> {
 
 /// The rows of a results CSV's contents (`path` names it in errors). Columns added
 /// since the file was written take their defaults.
-pub fn parse_rows(bytes: &[u8], path: &Path) -> anyhow::Result<Vec<EvalRow>> {
+pub fn parse_rows<T: DeserializeOwned>(bytes: &[u8], path: &Path) -> anyhow::Result<Vec<T>> {
     csv::Reader::from_reader(bytes)
         .deserialize()
         .enumerate()
-        .map(|(i, r)| r.with_context(|| format!("{}: row {} does not have the eval columns", path.display(), i + 2)))
+        .map(|(i, r)| r.with_context(|| format!("{}: row {} does not have the expected columns", path.display(), i + 2)))
         .collect()
 }
 
@@ -464,11 +565,30 @@ mod tests {
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.len(), 4, "{text}");
         assert!(lines[0].ends_with(",threads,chat"), "{}", lines[0]);
+        assert!(lines[0].contains(",em,em_lo,em_hi,f1,f1_lo,f1_hi,") && lines[0].contains(",decode_tps,select_ms,"), "{}", lines[0]);
         assert!(lines[1].ends_with(",false,2,false"), "{}", lines[1]);
         assert!(lines[2].ends_with(",false,2,true"), "{}", lines[2]);
         assert_eq!(lines[2], lines[3]);
         let rows: Vec<EvalRow> = csv::Reader::from_reader(text.as_bytes()).deserialize().map(Result::unwrap).collect();
         assert_eq!(rows.iter().map(|r| (r.chat, r.f1)).collect::<Vec<_>>(), [(false, Some(2.0)), (true, Some(5.0)), (true, Some(5.0))]);
+        assert!(rows.iter().all(|r| r.f1_lo.is_none() && r.select_ms.is_none()), "the new columns read as empty");
+    }
+
+    #[test]
+    fn intervals_and_selection_time_round_trip() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("results.csv");
+        let mut row: EvalRow = csv::Reader::from_reader(OLD_LAYOUT.as_bytes()).deserialize().next().unwrap().unwrap();
+        assert_eq!(row.interval(Metric::F1), None, "no interval in an old row");
+        row.set_interval(Metric::F1, Interval { point: 35.3, lo: 30.1, hi: 40.2 });
+        row.set_interval(Metric::Bleu, Interval { point: 17.8, lo: 14.0, hi: 21.5 });
+        row.select_ms = Some(2.5);
+        append_row(&path, &row).unwrap();
+        let back: Vec<EvalRow> = parse_rows(&std::fs::read(&path).unwrap(), &path).unwrap();
+        assert_eq!(back[0].interval(Metric::F1), Some(Interval { point: 35.3, lo: 30.1, hi: 40.2 }));
+        assert_eq!((back[0].bleu, back[0].bleu_lo, back[0].bleu_hi), (Some(17.8), Some(14.0), Some(21.5)));
+        assert_eq!((back[0].score(Metric::Em), back[0].interval(Metric::Em)), (Some(0.0), None));
+        assert_eq!(back[0].select_ms, Some(2.5));
     }
 
     #[test]

@@ -87,7 +87,7 @@ fn clipped_overlap<K: Eq + Hash>(a: &HashMap<K, u64>, b: &HashMap<K, u64>) -> u6
 }
 
 /// Checks the corpus-level argument shape shared by BLEU, chrF and SQuAD.
-fn check_corpus<P, R: AsRef<[S]>, S>(predictions: &[P], references: &[R]) -> Result<(), MetricError> {
+pub(crate) fn check_corpus<P, R: AsRef<[S]>, S>(predictions: &[P], references: &[R]) -> Result<(), MetricError> {
     if predictions.len() != references.len() {
         return Err(MetricError::LengthMismatch { predictions: predictions.len(), references: references.len() });
     }
@@ -302,13 +302,37 @@ pub struct BleuScore {
     pub ref_len: u64,
 }
 
-/// Per-segment BLEU statistics, `[hyp_len, ref_len, correct.., total..]` in sacrebleu.
-#[derive(Debug, Clone, Copy, Default)]
-struct BleuStats {
-    sys_len: u64,
-    ref_len: u64,
-    correct: [u64; BLEU_MAX_ORDER],
-    total: [u64; BLEU_MAX_ORDER],
+/// BLEU's sufficient statistics, `[hyp_len, ref_len, correct.., total..]` in
+/// sacrebleu: of one segment ([`bleu_segment`]) or summed over a corpus. Corpus BLEU
+/// is [`bleu_from_stats`] of the sum, which is how a bootstrap resample is scored.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct BleuStats {
+    /// Hypothesis tokens.
+    pub sys_len: u64,
+    /// Closest reference length.
+    pub ref_len: u64,
+    /// Matched (clipped) n-grams of orders 1..=4.
+    pub correct: [u64; BLEU_MAX_ORDER],
+    /// Hypothesis n-grams of orders 1..=4.
+    pub total: [u64; BLEU_MAX_ORDER],
+}
+
+impl std::ops::AddAssign<&BleuStats> for BleuStats {
+    fn add_assign(&mut self, s: &BleuStats) {
+        self.sys_len += s.sys_len;
+        self.ref_len += s.ref_len;
+        for n in 0..BLEU_MAX_ORDER {
+            self.correct[n] += s.correct[n];
+            self.total[n] += s.total[n];
+        }
+    }
+}
+
+/// The BLEU statistics of one hypothesis against its references, preprocessed as
+/// [`corpus_bleu`] does (13a tokenization, mixed case).
+pub fn bleu_segment<S: AsRef<str>>(hypothesis: &str, references: &[S]) -> BleuStats {
+    let refs: Vec<String> = references.iter().map(|x| bleu_preprocess(x.as_ref())).collect();
+    bleu_segment_stats(&bleu_preprocess(hypothesis), &refs)
 }
 
 /// sacrebleu's `_extract_reference_info` + `_compute_segment_statistics` for one
@@ -350,8 +374,8 @@ fn my_log(x: f64) -> f64 {
 }
 
 /// sacrebleu's `BLEU.compute_bleu` with `smooth_method='exp'`,
-/// `effective_order=False`.
-fn bleu_from_stats(s: &BleuStats) -> BleuScore {
+/// `effective_order=False`, on (summed) statistics.
+pub fn bleu_from_stats(s: &BleuStats) -> BleuScore {
     let mut bp = 1.0;
     if s.sys_len < s.ref_len {
         bp = if s.sys_len > 0 { (1.0 - s.ref_len as f64 / s.sys_len as f64).exp() } else { 0.0 };
@@ -405,14 +429,7 @@ where
     check_corpus(hypotheses, references)?;
     let mut sum = BleuStats::default();
     for (h, r) in hypotheses.iter().zip(references) {
-        let refs: Vec<String> = r.as_ref().iter().map(|x| bleu_preprocess(x.as_ref())).collect();
-        let s = bleu_segment_stats(&bleu_preprocess(h.as_ref()), &refs);
-        sum.sys_len += s.sys_len;
-        sum.ref_len += s.ref_len;
-        for n in 0..BLEU_MAX_ORDER {
-            sum.correct[n] += s.correct[n];
-            sum.total[n] += s.total[n];
-        }
+        sum += &bleu_segment(h.as_ref(), r.as_ref());
     }
     Ok(bleu_from_stats(&sum))
 }
@@ -426,8 +443,19 @@ pub const CHRF_CHAR_ORDER: usize = 6;
 /// Recall weight of chrF (sacrebleu's `CHRF.BETA`): chrF2.
 pub const CHRF_BETA: u32 = 2;
 
-/// Per order: `[hyp n-grams, ref n-grams, matches]`, sacrebleu's layout.
-type ChrfStats = [[u64; 3]; CHRF_CHAR_ORDER];
+/// chrF's sufficient statistics, per order `[hyp n-grams, ref n-grams, matches]`
+/// (sacrebleu's layout): of one segment ([`chrf_segment`]) or summed over a corpus
+/// ([`chrf_add`]); corpus chrF is [`chrf_from_stats`] of the sum.
+pub type ChrfStats = [[u64; 3]; CHRF_CHAR_ORDER];
+
+/// Adds the statistics `s` into `acc`.
+pub fn chrf_add(acc: &mut ChrfStats, s: &ChrfStats) {
+    for (a, s) in acc.iter_mut().zip(s) {
+        for k in 0..3 {
+            a[k] += s[k];
+        }
+    }
+}
 
 /// Character n-gram counts of orders 1..=6 of a segment with all whitespace
 /// removed (`extract_all_char_ngrams(line, 6, include_whitespace=False)`).
@@ -447,7 +475,7 @@ fn chrf_match_stats(hyp: &[HashMap<&[char], u64>], reference: &[HashMap<&[char],
 
 /// sacrebleu's `CHRF._compute_f_score` with `eps_smoothing=False`: F-beta of the
 /// precision and recall averaged over the orders present in both sides, 0..100.
-fn chrf_f_score(stats: &ChrfStats) -> f64 {
+pub fn chrf_from_stats(stats: &ChrfStats) -> f64 {
     let factor = f64::from(CHRF_BETA * CHRF_BETA);
     let (mut avg_prec, mut avg_rec, mut effective_order) = (0.0, 0.0, 0u32);
     for &[n_hyp, n_ref, n_match] in stats {
@@ -487,28 +515,30 @@ where
     S: AsRef<str>,
 {
     check_corpus(hypotheses, references)?;
-    let strip = |s: &str| -> Vec<char> { s.chars().filter(|&c| !is_py_space(c)).collect() };
     let mut sum: ChrfStats = [[0; 3]; CHRF_CHAR_ORDER];
     for (h, refs) in hypotheses.iter().zip(references) {
-        let hyp_chars = strip(h.as_ref());
-        let hyp = char_ngrams(&hyp_chars);
-        let mut best: Option<(f64, ChrfStats)> = None;
-        for r in refs.as_ref() {
-            let ref_chars = strip(r.as_ref());
-            let stats = chrf_match_stats(&hyp, &char_ngrams(&ref_chars));
-            let f = chrf_f_score(&stats);
-            if best.as_ref().is_none_or(|(b, _)| f > *b) {
-                best = Some((f, stats));
-            }
-        }
-        let (_, stats) = best.expect("check_corpus guarantees a reference");
-        for (acc, s) in sum.iter_mut().zip(stats) {
-            for k in 0..3 {
-                acc[k] += s[k];
-            }
+        chrf_add(&mut sum, &chrf_segment(h.as_ref(), refs.as_ref()));
+    }
+    Ok(chrf_from_stats(&sum))
+}
+
+/// The chrF statistics of one hypothesis against the reference with the best
+/// segment-level chrF (the first on ties), as [`corpus_chrf`] sums them; all zero
+/// for an empty reference list.
+pub fn chrf_segment<S: AsRef<str>>(hypothesis: &str, references: &[S]) -> ChrfStats {
+    let strip = |s: &str| -> Vec<char> { s.chars().filter(|&c| !is_py_space(c)).collect() };
+    let hyp_chars = strip(hypothesis);
+    let hyp = char_ngrams(&hyp_chars);
+    let mut best: Option<(f64, ChrfStats)> = None;
+    for r in references {
+        let ref_chars = strip(r.as_ref());
+        let stats = chrf_match_stats(&hyp, &char_ngrams(&ref_chars));
+        let f = chrf_from_stats(&stats);
+        if best.as_ref().is_none_or(|(b, _)| f > *b) {
+            best = Some((f, stats));
         }
     }
-    Ok(chrf_f_score(&sum))
+    best.map_or([[0; 3]; CHRF_CHAR_ORDER], |(_, s)| s)
 }
 
 // ---------------------------------------------------------------------------

@@ -3,8 +3,9 @@
 //! Last stage of the data flow: the evaluation harness generates an output for each
 //! example of a task's evaluation split ([`crate::tasks::Split::Eval`]) and scores it
 //! against [`crate::tasks::Example::references`] with the metric the task's papers
-//! report ([`metrics`]).
+//! report ([`metrics`]), with 95% bootstrap intervals ([`bootstrap`]).
 
+pub mod bootstrap;
 pub mod harness;
 pub mod metrics;
 pub mod perplexity;

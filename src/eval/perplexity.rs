@@ -7,10 +7,16 @@
 //! token j+1 under the logits at j. Perplexity is exp(mean NLL) over all scored
 //! tokens. Used for loading-only methods (every token here is a prefill token, so
 //! selective computation does not apply).
+//!
+//! Besides plain text files (wikitext-2), a task's own evaluation text can be
+//! scored ([`evaluation_text`]): each evaluation example's prompt followed by its
+//! reference answer, the text a task-specific slice must still model. Experiments
+//! keep one [`PerplexityRow`] per (file, text) in `perplexity.csv`.
 
 use anyhow::ensure;
 
 use crate::engine::{Model, Session, SessionOptions};
+use crate::tasks::Example;
 
 /// The outcome of [`perplexity`].
 #[derive(Debug, Clone, serde::Serialize)]
@@ -25,6 +31,48 @@ pub struct Perplexity {
     pub chunks: usize,
     /// Chunk length.
     pub n_ctx: usize,
+}
+
+/// One CSV row of `selectinfer perplexity --out`.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct PerplexityRow {
+    /// UTC time the row was written.
+    pub timestamp: String,
+    /// selectinfer's git commit (or "unknown").
+    pub git_commit: String,
+    /// CPU model and cores.
+    pub machine: String,
+    /// Model file name.
+    pub model: String,
+    /// The task whose evaluation text was scored (empty: a plain text file).
+    pub task: Option<String>,
+    /// Text or dataset file name.
+    pub data: String,
+    /// Chunk length.
+    pub ctx: usize,
+    /// Most chunks asked for (empty: all).
+    pub max_chunks: Option<usize>,
+    /// Chunks evaluated.
+    pub chunks: usize,
+    /// Tokens scored.
+    pub tokens: usize,
+    /// Perplexity.
+    pub ppl: f64,
+    /// Mean negative log-likelihood (nats).
+    pub mean_nll: f64,
+    /// Tensor bytes of the file.
+    pub weight_bytes: u64,
+    /// Wall seconds (load and evaluation).
+    pub wall_s: f64,
+    /// CPU threads.
+    pub threads: i32,
+}
+
+/// A task's evaluation text: every example solved (its prompt, a space, its first
+/// reference; [`crate::eval::harness::solved_example`], as k-shot examples are
+/// written), separated by blank lines.
+pub fn evaluation_text(examples: &[Example]) -> String {
+    examples.iter().map(crate::eval::harness::solved_example).collect::<Vec<_>>().join("\n\n")
 }
 
 /// -log softmax(logits)[target], computed in f64.
@@ -43,24 +91,43 @@ pub fn perplexity(model: &Model, text: &str, n_ctx: usize, max_chunks: Option<us
     let bos = model.tokenize("", true, false).first().copied();
     let mut s = Session::new(model, SessionOptions { n_ctx: n_ctx as u32, n_batch: n_ctx as u32, threads, observer: None })?;
     let (mut sum, mut count) = (0f64, 0usize);
+    let bar = crate::profile::progress_bar(true, n_chunks as u64, "perplexity");
     for c in 0..n_chunks {
         let mut chunk = tokens[c * n_ctx..(c + 1) * n_ctx].to_vec();
         if let Some(b) = bos {
             chunk[0] = b;
         }
-        let logits = s.eval_all_logits(&chunk)?;
+        // Logits of the scored half only (the output layer dominates on large vocabularies).
+        let logits = s.eval_logits_from(&chunk, n_ctx / 2)?;
         for j in n_ctx / 2..n_ctx - 1 {
-            sum += nll(&logits[j], tokens[c * n_ctx + j + 1] as usize);
+            sum += nll(&logits[j - n_ctx / 2], tokens[c * n_ctx + j + 1] as usize);
             count += 1;
         }
+        bar.inc(1);
     }
+    bar.finish_and_clear();
     let mean = sum / count as f64;
     Ok(Perplexity { ppl: mean.exp(), mean_nll: mean, tokens: count, chunks: n_chunks, n_ctx })
 }
 
 #[cfg(test)]
 mod tests {
-    use super::nll;
+    use super::*;
+    use crate::tasks::{read_examples, Task};
+
+    #[test]
+    fn the_evaluation_text_is_each_prompt_followed_by_its_reference() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.jsonl");
+        let line = |id: &str, src: &str, r: &str| format!("{{\"id\": \"{id}\", \"src\": \"{src}\", \"ref\": \"{r}\", \"src_lang\": \"de\", \"tgt_lang\": \"en\"}}\n");
+        std::fs::write(&path, line("a", "Hallo Welt", "Hello world") + &line("b", "Danke", "Thanks") + &line("c", "Ja", "Yes")).unwrap();
+        let ex = read_examples(&path, Task::Translate).unwrap();
+        let text = evaluation_text(&ex[..2]);
+        assert_eq!(text, "German phrase: Hallo Welt\nEnglish phrase: Hello world\n\nGerman phrase: Danke\nEnglish phrase: Thanks");
+        // The same solved form as the k-shot examples of a prompt.
+        let prompt = crate::eval::harness::prompt_with_shots(&ex[2], &ex[..2]);
+        assert_eq!(prompt, format!("{text}\n\nGerman phrase: Ja\nEnglish phrase:"));
+    }
 
     #[test]
     fn nll_is_minus_log_softmax() {

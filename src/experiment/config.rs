@@ -294,6 +294,9 @@ pub struct Experiment {
     pub defaults: Defaults,
     /// Method entries.
     pub methods: Vec<MethodSpec>,
+    /// Perplexity beside the task scores (none without this section).
+    #[serde(default)]
+    pub perplexity: Option<super::perplexity::PerplexitySpec>,
 }
 
 fn default_threads() -> i32 {
@@ -356,6 +359,9 @@ impl Experiment {
         let e: Experiment = serde_yaml::from_str(text)?;
         if e.models.is_empty() || e.tasks.is_empty() || e.methods.is_empty() {
             bail!("models, tasks and methods each need at least one entry");
+        }
+        if let Some(p) = &e.perplexity {
+            p.check()?;
         }
         let mut names: Vec<&str> = e.models.iter().map(|m| m.name.as_str()).collect();
         names.sort();

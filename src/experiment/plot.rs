@@ -23,6 +23,7 @@ use plotters::element::DashedPathElement;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
+use crate::eval::bootstrap::Metric;
 use crate::eval::harness::EvalRow;
 
 /// One row with the experiment's name for its model (rows' `model` column is a file name).
@@ -55,19 +56,30 @@ pub fn write_plots(points: &[PlotPoint], defaults: &Defaults, dir: &Path) -> Res
     Ok(written)
 }
 
+/// The primary score of a row's task: qa F1, translate BLEU, summarize ROUGE-L.
+fn primary_metric(row: &EvalRow) -> Option<Metric> {
+    match row.task.as_str() {
+        "qa" => Some(Metric::F1),
+        "translate" => Some(Metric::Bleu),
+        "summarize" => Some(Metric::RougeL),
+        _ => None,
+    }
+}
+
 /// The primary score of a row and its name: qa -> ("F1", f1), translate -> ("BLEU",
 /// bleu), summarize -> ("ROUGE-L", rouge_l); None for speed-only rows (scores empty).
 pub fn primary_score(row: &EvalRow) -> Option<(&'static str, f64)> {
     if row.speed_only_tokens.is_some() {
         return None;
     }
-    let (name, value) = match row.task.as_str() {
-        "qa" => ("F1", row.f1),
-        "translate" => ("BLEU", row.bleu),
-        "summarize" => ("ROUGE-L", row.rouge_l),
-        _ => return None,
-    };
-    value.filter(|v| v.is_finite()).map(|v| (name, v))
+    let m = primary_metric(row)?;
+    row.score(m).filter(|v| v.is_finite()).map(|v| (m.label(), v))
+}
+
+/// The 95% interval of a row's primary score, where the row has one.
+fn primary_interval(row: &EvalRow) -> Option<(f64, f64)> {
+    primary_score(row)?;
+    row.interval(primary_metric(row)?).map(|iv| (iv.lo, iv.hi)).filter(|(lo, hi)| lo.is_finite() && hi.is_finite())
 }
 
 // ---------------------------------------------------------------------------
@@ -316,7 +328,8 @@ struct Panels {
     title: String,
     x_desc: String,
     left: PanelAxis,
-    right: PanelAxis,
+    /// The second panel (None: the score panel alone, full width).
+    right: Option<PanelAxis>,
     lines: Vec<SweepLine>,
     /// Score of the reference model, drawn as a dashed line in the left panel.
     reference: Option<f64>,
@@ -331,14 +344,26 @@ struct PanelAxis {
     from_zero: bool,
 }
 
-/// One line of a sweep: x, left value (if any), right value, sorted by x.
+/// One point of a sweep line.
+#[derive(Debug, Clone, Copy)]
+struct SweepPoint {
+    x: f64,
+    /// The score (left panel), if the row has one.
+    score: Option<f64>,
+    /// Its 95% interval, if the row has one.
+    interval: Option<(f64, f64)>,
+    /// The right panel's value.
+    right: f64,
+}
+
+/// One line of a sweep, sorted by x.
 #[derive(Debug)]
 struct SweepLine {
     method: String,
     label: String,
     /// Index among the lines of the same method: picks a dashed style for odd ones.
     variant: usize,
-    points: Vec<(f64, Option<f64>, f64)>,
+    points: Vec<SweepPoint>,
 }
 
 /// Grouped bars: one group per label, one bar per series.
@@ -362,6 +387,8 @@ struct BarSeries {
     /// 0 for a method's first setting; later settings get lighter shades.
     shade: u8,
     values: Vec<Option<f64>>,
+    /// 95% interval of each value, drawn as a whisker (None: no whisker).
+    intervals: Vec<Option<(f64, f64)>>,
 }
 
 impl BarSeries {
@@ -393,7 +420,7 @@ impl Chart {
 
     fn size(&self) -> (u32, u32) {
         match self {
-            Chart::Panels(_) => PANELS_SIZE,
+            Chart::Panels(c) if c.right.is_some() => PANELS_SIZE,
             _ => CHART_SIZE,
         }
     }
@@ -589,8 +616,9 @@ fn charts(points: &[PlotPoint], defaults: &Defaults) -> Vec<Chart> {
         let suffix = if several { format!("-{}", sanitize(model)) } else { String::new() };
         for task in task_order(&rows) {
             let task_rows: Vec<&EvalRow> = rows.iter().copied().filter(|r| r.task == task).collect();
+            // No accuracy-vs-speed chart: the rows' decode speeds come from cells run
+            // at different times, which only a round-robin benchmark can compare.
             out.extend(scatter_chart(model, &task, &task_rows, XAxis::Memory, &suffix));
-            out.extend(scatter_chart(model, &task, &task_rows, XAxis::Speed, &suffix));
             out.extend(gamma_sweep(model, &task, &task_rows, &suffix));
             out.extend(phi_sweep(model, &task, &task_rows, &suffix));
         }
@@ -604,20 +632,17 @@ fn charts(points: &[PlotPoint], defaults: &Defaults) -> Vec<Chart> {
 #[derive(Clone, Copy)]
 enum XAxis {
     Memory,
-    Speed,
 }
 
 impl XAxis {
     fn value(self, row: &EvalRow) -> f64 {
         match self {
             XAxis::Memory => mib(row.weight_bytes),
-            XAxis::Speed => row.decode_tps,
         }
     }
 }
 
-/// `accuracy-vs-memory-{task}` / `accuracy-vs-speed-{task}`: score against weight
-/// memory or decode speed, one series per method.
+/// `accuracy-vs-memory-{task}`: score against weight memory, one series per method.
 fn scatter_chart(model: &str, task: &str, rows: &[&EvalRow], axis: XAxis, suffix: &str) -> Option<Chart> {
     let rows: Vec<&EvalRow> = rows.iter().copied().filter(|r| scored(r) && uncapped(r)).collect();
     let (score_name, _) = primary_score(rows.first()?)?;
@@ -639,7 +664,6 @@ fn scatter_chart(model: &str, task: &str, rows: &[&EvalRow], axis: XAxis, suffix
     }
     let (kind, x_desc, what) = match axis {
         XAxis::Memory => ("memory", "weight memory (MiB)", "weight memory"),
-        XAxis::Speed => ("speed", "decode speed (tok/s)", "decode speed"),
     };
     Some(Chart::Scatter(Scatter {
         stem: format!("accuracy-vs-{kind}-{task}{suffix}"),
@@ -651,14 +675,14 @@ fn scatter_chart(model: &str, task: &str, rows: &[&EvalRow], axis: XAxis, suffix
 }
 
 /// One sweep line's points, one per x setting (the last run of a setting wins).
-fn sweep_points(rows: &[&EvalRow], x: impl Fn(&EvalRow) -> f64, right: impl Fn(&EvalRow) -> f64) -> Vec<(f64, Option<f64>, f64)> {
+fn sweep_points(rows: &[&EvalRow], x: impl Fn(&EvalRow) -> f64, right: impl Fn(&EvalRow) -> f64) -> Vec<SweepPoint> {
     let mut by_x: BTreeMap<i64, Vec<&EvalRow>> = BTreeMap::new();
     for r in rows {
         by_x.entry(float_key(x(r))).or_default().push(r);
     }
     by_x.values()
         .filter_map(|cell| pick(cell, &[]))
-        .map(|r| (x(r), primary_score(r).map(|(_, s)| s), right(r)))
+        .map(|r| SweepPoint { x: x(r), score: primary_score(r).map(|(_, s)| s), interval: primary_interval(r), right: right(r) })
         .collect()
 }
 
@@ -732,18 +756,19 @@ fn gamma_sweep(model: &str, task: &str, rows: &[&EvalRow], suffix: &str) -> Opti
             desc: score_desc(score_name),
             from_zero: true,
         },
-        right: PanelAxis {
+        right: Some(PanelAxis {
             caption: "weight memory".into(),
             desc: "weight memory (MiB)".into(),
             from_zero: false,
-        },
+        }),
         lines,
         reference: reference_score(rows),
     }))
 }
 
-/// `phi-sweep-{task}`: selectinfer and coreinfer over compute phi; score and decode
-/// speed side by side, one line per (method, gamma).
+/// `phi-sweep-{task}`: selectinfer and coreinfer over compute phi, one line per
+/// (method, gamma). Score only: the rows' decode speeds come from cells run at
+/// different times (`selectinfer bench` compares phi round-robin).
 fn phi_sweep(model: &str, task: &str, rows: &[&EvalRow], suffix: &str) -> Option<Chart> {
     let sweep: Vec<&EvalRow> = rows
         .iter()
@@ -751,24 +776,17 @@ fn phi_sweep(model: &str, task: &str, rows: &[&EvalRow], suffix: &str) -> Option
         .filter(|r| matches!(r.method.as_str(), "selectinfer" | "coreinfer") && r.compute.is_some() && scored(r) && uncapped(r))
         .collect();
     let (score_name, _) = primary_score(sweep.first()?)?;
-    let lines = sweep_lines(&sweep, |r| Some(r.load), "γ", |r| r.compute.unwrap_or(f64::NAN), |r| r.decode_tps)?;
+    let lines = sweep_lines(&sweep, |r| Some(r.load), "γ", |r| r.compute.unwrap_or(f64::NAN), |_| f64::NAN)?;
     Some(Chart::Panels(Panels {
         stem: format!("phi-sweep-{task}{suffix}"),
-        title: format!(
-            "{model} {task}: {score_name} and decode speed vs compute φ{}",
-            synthetic_note(&sweep)
-        ),
+        title: format!("{model} {task}: {score_name} vs compute φ{}", synthetic_note(&sweep)),
         x_desc: "compute φ (share of FFN neurons computed)".into(),
         left: PanelAxis {
             caption: score_name.into(),
             desc: score_desc(score_name),
             from_zero: true,
         },
-        right: PanelAxis {
-            caption: "decode speed".into(),
-            desc: "decode speed (tok/s)".into(),
-            from_zero: false,
-        },
+        right: None,
         lines,
         reference: reference_score(rows),
     }))
@@ -801,7 +819,7 @@ fn capped_speed(points: &[PlotPoint]) -> Option<Chart> {
     let series: Vec<BarSeries> = settings
         .iter()
         .map(|(method, load)| {
-            let values = sorted
+            let values: Vec<Option<f64>> = sorted
                 .iter()
                 .map(|&(model, cap)| {
                     let cell: Vec<&EvalRow> = capped
@@ -814,7 +832,8 @@ fn capped_speed(points: &[PlotPoint]) -> Option<Chart> {
                 .collect();
             let label = if *load < 1000 { format!("{method} γ={}", compact(*load as f64 / 1000.0)) } else { method.clone() };
             let shade = settings.iter().take_while(|(m, l)| !(m == method && l == load)).filter(|(m, _)| m == method).count() as u8;
-            BarSeries { method: method.clone(), label, shade, values }
+            let intervals = vec![None; values.len()];
+            BarSeries { method: method.clone(), label, shade, values, intervals }
         })
         .filter(|s| s.values.iter().any(Option::is_some))
         .collect();
@@ -878,11 +897,12 @@ fn tasks_chart(model: &str, rows: &[&EvalRow], d: &Defaults, suffix: &str) -> Op
                 })
                 .collect();
             let values = picked.iter().map(|r| r.and_then(primary_score).map(|(_, s)| s)).collect();
+            let intervals = picked.iter().map(|r| r.and_then(primary_interval)).collect();
             // A method scored on fewer examples (disk offload, whose answers equal
             // the reference's) says so, or its bars would read as a score drop.
             let fewest = picked.iter().flatten().map(|r| r.examples).min().unwrap_or(most_examples);
             let label = if fewest < most_examples { format!("{method} ({fewest} ex.)") } else { method.clone() };
-            BarSeries { label, shade: 0, method, values }
+            BarSeries { label, shade: 0, method, values, intervals }
         })
         .collect();
     if series.is_empty() {
@@ -904,7 +924,7 @@ fn tasks_chart(model: &str, rows: &[&EvalRow], d: &Defaults, suffix: &str) -> Op
             compact(d.token_share),
             synthetic_note(&chosen)
         ),
-        y_desc: "score (F1 / BLEU / ROUGE-L)".into(),
+        y_desc: "score (F1 / BLEU / ROUGE-L), whiskers: 95% CI".into(),
         groups,
         series,
         value_labels: true,
@@ -1174,19 +1194,24 @@ fn label_landmarks<DB: DrawingBackend>(area: &Area<DB>, chart: &ChartContext<DB,
     Ok(())
 }
 
-/// Draws the two sweep panels; returns the pixel row where the legend should start.
+/// Draws the sweep panels (score, and the second one if any); returns the pixel
+/// row where the legend should start.
 fn draw_panels<DB: DrawingBackend>(area: &Area<DB>, c: &Panels) -> Result<i32> {
-    let halves = area.split_evenly((1, 2));
-    let xs = || c.lines.iter().flat_map(|l| l.points.iter().map(|p| p.0));
+    let halves = if c.right.is_some() { area.split_evenly((1, 2)) } else { vec![area.clone()] };
+    let xs = || c.lines.iter().flat_map(|l| l.points.iter().map(|p| p.x));
     let x_range = padded(xs(), false);
     let left_values: Vec<f64> = c
         .lines
         .iter()
-        .flat_map(|l| l.points.iter().filter_map(|p| p.1))
+        .flat_map(|l| l.points.iter().flat_map(|p| p.score.into_iter().chain(p.interval.map(|i| i.1))))
         .chain(c.reference)
         .collect();
-    let right_values: Vec<f64> = c.lines.iter().flat_map(|l| l.points.iter().map(|p| p.2)).collect();
-    for (half, (axis, values)) in halves.iter().zip([(&c.left, left_values), (&c.right, right_values)]) {
+    let right_values: Vec<f64> = c.lines.iter().flat_map(|l| l.points.iter().map(|p| p.right)).collect();
+    let mut panels = vec![(&c.left, left_values)];
+    if let Some(right) = &c.right {
+        panels.push((right, right_values));
+    }
+    for (half, (axis, values)) in halves.iter().zip(panels) {
         let y_range = if axis.from_zero {
             padded_top(values, 0.03)
         } else {
@@ -1209,11 +1234,25 @@ fn draw_panels<DB: DrawingBackend>(area: &Area<DB>, c: &Panels) -> Result<i32> {
                 chart.draw_series(series).map_err(plot_err)?;
             }
         }
+        if left {
+            // Whiskers of lines that share an x are spread a little sideways.
+            let span = x_range.end - x_range.start;
+            let mid = (c.lines.len() as f64 - 1.0) / 2.0;
+            for (i, line) in c.lines.iter().enumerate() {
+                let color = method_color(&line.method);
+                let dodge = (i as f64 - mid) * span * 0.008;
+                for p in &line.points {
+                    if let Some((lo, hi)) = p.interval {
+                        draw_whisker(&mut chart, p.x + dodge, lo, hi, span * 0.006, color)?;
+                    }
+                }
+            }
+        }
         for (i, line) in c.lines.iter().enumerate() {
             let pts: Vec<(f64, f64)> = line
                 .points
                 .iter()
-                .filter_map(|p| if left { p.1.map(|s| (p.0, s)) } else { Some((p.0, p.2)) })
+                .filter_map(|p| if left { p.score.map(|s| (p.x, s)) } else { Some((p.x, p.right)) })
                 .collect();
             // Lines drawn earlier get larger markers, so a line hidden under a later one
             // (equal weight memory of dense-loaded and selectinfer) still shows as rims.
@@ -1223,6 +1262,15 @@ fn draw_panels<DB: DrawingBackend>(area: &Area<DB>, c: &Panels) -> Result<i32> {
     }
     let (_, caption_h) = area.estimate_text_size("Ag", &font(CAPTION_PX)).map_err(plot_err)?;
     Ok(10 + caption_h as i32 + 8)
+}
+
+/// A 95% interval as a vertical line from `lo` to `hi` at `x` with end caps
+/// `half_w` wide (in x units).
+fn draw_whisker<DB: DrawingBackend>(chart: &mut ChartContext<DB, XY>, x: f64, lo: f64, hi: f64, half_w: f64, color: RGBColor) -> Result<()> {
+    let style = color.mix(0.8).stroke_width(2);
+    let segments = [vec![(x, lo), (x, hi)], vec![(x - half_w, lo), (x + half_w, lo)], vec![(x - half_w, hi), (x + half_w, hi)]];
+    chart.draw_series(segments.into_iter().map(|pts| PathElement::new(pts, style))).map_err(plot_err)?;
+    Ok(())
 }
 
 /// One sweep line: solid (or dashed for a method's second, fourth... line) with
@@ -1252,7 +1300,7 @@ fn draw_line<DB: DrawingBackend>(chart: &mut ChartContext<DB, XY>, line: &SweepL
 /// Draws grouped bars; returns the pixel row where the legend should start.
 fn draw_bars<DB: DrawingBackend>(area: &Area<DB>, c: &Bars) -> Result<i32> {
     let n_groups = c.groups.len().max(1);
-    let values = c.series.iter().flat_map(|s| s.values.iter().flatten().copied());
+    let values = c.series.iter().flat_map(|s| s.values.iter().flatten().copied().chain(s.intervals.iter().flatten().map(|i| i.1)));
     let y_range = padded_top(values, 0.05);
     let x_range = 0.0..n_groups as f64;
     let mut chart = ChartBuilder::on(area)
@@ -1311,11 +1359,17 @@ fn draw_bars<DB: DrawingBackend>(area: &Area<DB>, c: &Bars) -> Result<i32> {
             let gap = slot_w * 0.08;
             let bar = Rectangle::new([(x0 + gap, 0.0), (x1 - gap, v)], color.filled());
             chart.plotting_area().draw(&bar).map_err(plot_err)?;
+            let interval = s.intervals.get(gi).copied().flatten();
+            if let Some((lo, hi)) = interval {
+                draw_whisker(&mut chart, (x0 + x1) / 2.0, lo, hi, slot_w * 0.18, RGBColor(0, 0, 0))?;
+            }
             if fits {
+                // Above the whisker where there is one.
+                let top = interval.map_or(v, |(_, hi)| hi.max(v));
                 let text = Text::new(format!("{v:.decimals$}"), (0, -3), value_style.clone());
                 chart
                     .plotting_area()
-                    .draw(&(EmptyElement::at(((x0 + x1) / 2.0, v)) + text))
+                    .draw(&(EmptyElement::at(((x0 + x1) / 2.0, top)) + text))
                     .map_err(plot_err)?;
             }
         }
@@ -1461,7 +1515,7 @@ mod tests {
     ) -> EvalRow {
         let metric = |t: &str| if task == t { score } else { None };
         let sliced = matches!(method, "dense-loaded" | "selectinfer" | "random-loading");
-        EvalRow {
+        let mut r = EvalRow {
             timestamp: "2024-01-01T00:00:00Z".into(),
             git_commit: "unknown".into(),
             machine: "test".into(),
@@ -1477,14 +1531,29 @@ mod tests {
             compute,
             token_share: compute.map(|_| 0.5),
             em: metric("qa").map(|f| f - 10.0),
+            em_lo: None,
+            em_hi: None,
             f1: metric("qa"),
+            f1_lo: None,
+            f1_hi: None,
             bleu: metric("translate"),
+            bleu_lo: None,
+            bleu_hi: None,
             chrf: metric("translate").map(|b| b + 20.0),
+            chrf_lo: None,
+            chrf_hi: None,
             rouge1: metric("summarize").map(|r| r + 5.0),
+            rouge1_lo: None,
+            rouge1_hi: None,
             rouge2: metric("summarize").map(|r| r - 8.0),
+            rouge2_lo: None,
+            rouge2_hi: None,
             rouge_l: metric("summarize"),
+            rouge_l_lo: None,
+            rouge_l_hi: None,
             prefill_tps: decode * 8.0,
             decode_tps: decode,
+            select_ms: compute.map(|_| 1.5),
             weight_bytes: (weight_mib * MIB) as u64,
             peak_rss_bytes: (weight_mib * MIB * 1.2) as u64,
             major_faults: 0,
@@ -1495,7 +1564,12 @@ mod tests {
             synthetic: false,
             threads: 2,
             chat: false,
+        };
+        // Intervals of +-12% around the primary score, as the harness writes them.
+        if let (Some(m), Some(v)) = (primary_metric(&r), score) {
+            r.set_interval(m, crate::eval::bootstrap::Interval { point: v, lo: 0.88 * v, hi: 1.12 * v });
         }
+        r
     }
 
     /// Three tasks, every method at the defaults, a gamma sweep, a phi sweep and two
@@ -1614,9 +1688,6 @@ mod tests {
             "accuracy-vs-memory-qa",
             "accuracy-vs-memory-summarize",
             "accuracy-vs-memory-translate",
-            "accuracy-vs-speed-qa",
-            "accuracy-vs-speed-summarize",
-            "accuracy-vs-speed-translate",
             "capped-speed",
             "gamma-sweep-translate",
             "phi-sweep-qa",
@@ -1631,7 +1702,7 @@ mod tests {
             let bytes = fs::read(f)?;
             assert!(f.exists() && !bytes.is_empty(), "{}", f.display());
             if f.extension().is_some_and(|e| e == "png") {
-                let want = if f.to_string_lossy().contains("sweep") {
+                let want = if f.to_string_lossy().contains("gamma-sweep") {
                     PANELS_SIZE
                 } else {
                     CHART_SIZE
@@ -1705,7 +1776,7 @@ mod tests {
         let lines = sweep_lines(&refs, |r| Some(r.load), "γ", |r| r.compute.unwrap_or(f64::NAN), |r| r.decode_tps).expect("a phi sweep");
         let labels: Vec<&str> = lines.iter().map(|l| l.label.as_str()).collect();
         assert_eq!(labels, ["selectinfer γ=0.7"]);
-        assert_eq!(lines[0].points.iter().map(|p| p.0).collect::<Vec<_>>(), [0.3, 0.4, 0.5]);
+        assert_eq!(lines[0].points.iter().map(|p| p.x).collect::<Vec<_>>(), [0.3, 0.4, 0.5]);
         // No line with two settings: no chart.
         assert!(sweep_lines(&refs[2..], |r| Some(r.load), "γ", |r| r.compute.unwrap_or(f64::NAN), |r| r.decode_tps).is_none());
     }
@@ -1747,6 +1818,8 @@ mod tests {
         );
         let si = &bars.series[2];
         assert_eq!(si.values[1], Some(18.0 * 0.9), "selectinfer translate at gamma 0.7, phi 0.4");
+        let (lo, hi) = si.intervals[1].expect("the row's BLEU interval");
+        assert!((lo - 0.88 * 18.0 * 0.9).abs() < 1e-9 && (hi - 1.12 * 18.0 * 0.9).abs() < 1e-9);
         assert!(bars.series.iter().all(|s| s.label == s.method), "all on 50 examples");
 
         // A method scored on fewer examples says so in its legend entry.

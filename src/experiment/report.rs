@@ -1,11 +1,19 @@
 //! An experiment's README: its rows as markdown tables, with the plots embedded.
+//!
+//! Task tables show every score with its 95% bootstrap interval, each method's
+//! paired difference to the reference, and perplexity of the cell's file; not
+//! decode speed, which only a round-robin benchmark can compare (see [`table_notes`]).
 
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
 use super::config::{share_text, Experiment};
+use super::intervals::Paired;
+use super::perplexity::lookup;
 use super::run::METHOD_ORDER;
+use crate::eval::bootstrap::{Interval, Metric, RESAMPLES, SEED};
 use crate::eval::harness::EvalRow;
+use crate::eval::perplexity::PerplexityRow;
 use crate::output::{format_bytes, Table};
 use crate::tasks::Task;
 
@@ -29,11 +37,12 @@ fn method_rank(m: &str) -> usize {
     METHOD_ORDER.iter().position(|x| x.name() == m).unwrap_or(METHOD_ORDER.len())
 }
 
-/// Rows in display order: model, method, load, compute.
-pub fn sorted<'a>(e: &Experiment, rows: &'a [EvalRow]) -> Vec<&'a EvalRow> {
-    let mut v: Vec<&EvalRow> = rows.iter().collect();
+/// Row indices in display order: model, method, load, compute.
+pub fn sorted(e: &Experiment, rows: &[EvalRow]) -> Vec<usize> {
+    let mut v: Vec<usize> = (0..rows.len()).collect();
     let model_rank = |r: &EvalRow| e.models.iter().position(|m| m.name == model_label(e, r)).unwrap_or(usize::MAX);
-    v.sort_by(|a, b| {
+    v.sort_by(|&a, &b| {
+        let (a, b) = (&rows[a], &rows[b]);
         (model_rank(a), method_rank(&a.method))
             .cmp(&(model_rank(b), method_rank(&b.method)))
             .then(a.load.total_cmp(&b.load))
@@ -43,45 +52,104 @@ pub fn sorted<'a>(e: &Experiment, rows: &'a [EvalRow]) -> Vec<&'a EvalRow> {
     v
 }
 
-fn opt(v: Option<f64>) -> String {
-    v.map_or("-".into(), |v| format!("{v:.2}"))
+/// A score with its interval: `35.3 [30.1, 40.2]` (the point alone where the row
+/// has no interval).
+fn with_interval(point: Option<f64>, iv: Option<Interval>) -> String {
+    match (point, iv) {
+        (_, Some(iv)) => format!("{:.1} [{:.1}, {:.1}]", iv.point, iv.lo, iv.hi),
+        (Some(v), None) => format!("{v:.2}"),
+        (None, None) => "-".into(),
+    }
 }
 
-fn scores(task: &str) -> (&'static [&'static str], fn(&EvalRow) -> Vec<Option<f64>>) {
-    match Task::from_name(task) {
-        Some(Task::Qa) => (&["EM", "F1"], |r| vec![r.em, r.f1]),
-        Some(Task::Translate) => (&["BLEU", "chrF"], |r| vec![r.bleu, r.chrf]),
-        _ => (&["ROUGE-1", "ROUGE-2", "ROUGE-L"], |r| vec![r.rouge1, r.rouge2, r.rouge_l]),
-    }
+/// A paired difference: `-14.9 [-21.0, -8.8] *`, starred when the interval excludes 0.
+fn difference(iv: Option<&Interval>) -> String {
+    iv.map_or("-".into(), |iv| format!("{:+.1} [{:+.1}, {:+.1}]{}", iv.point, iv.lo, iv.hi, if iv.excludes_zero() { " *" } else { "" }))
 }
 
 fn setting(r: &EvalRow) -> [String; 4] {
     let sliced = r.load < 1.0 || r.static_share > 0.0;
+    // phi >= gamma computes every loaded neuron: the plan is dense, nothing is compacted.
+    let compute = |phi: f64| if sliced && phi >= r.load - 1e-9 { format!("{} (= γ: dense)", share_text(phi)) } else { share_text(phi) };
     [
         share_text(r.load),
         if sliced { share_text(r.static_share) } else { "-".into() },
-        r.compute.map_or("-".into(), share_text),
+        r.compute.map_or("-".into(), compute),
         r.token_share.map_or("-".into(), share_text),
     ]
 }
 
-/// The table of one task's scored, uncapped rows.
-pub fn task_table(e: &Experiment, rows: &[&EvalRow], task: &str) -> Option<String> {
-    let rows: Vec<&&EvalRow> = rows.iter().filter(|r| r.task == task && r.mem_cap_bytes.is_none() && r.speed_only_tokens.is_none()).collect();
+/// What the task tables say about their columns: the intervals always, the
+/// perplexity and selection-time columns where shown, then why no speed.
+pub fn table_notes(perplexity: bool, select_ms: bool) -> String {
+    let mut n = format!(
+        "Scores are point [95% interval]: a bootstrap over the cell's examples ({RESAMPLES} resamples, seed {SEED}; BLEU and chrF re-scored from the summed sentence statistics of each resample, as sacrebleu's bootstrap). Δ columns are each method's paired difference to the reference on the same examples (the same resamples for both cells, as sacrebleu's paired bootstrap); `*` marks an interval that excludes 0, a difference larger than resampling the examples explains."
+    );
+    if perplexity {
+        n += " PPL columns are the perplexity of the cell's file on wikitext-2 and on the task's evaluation text (each evaluation prompt followed by its reference answer). Perplexity evaluates every token as a prefill token, so it measures loading (the slice or quantization), not selective computation: a computing method shows its file's perplexity computed densely (CoreInfer's is the reference's).";
+    }
+    if select_ms {
+        n += " `select ms`: median per-prompt time to choose the computed neurons and gather their weights.";
+    }
+    n += " A φ at or above γ computes every loaded neuron, so nothing is compacted: such a row equals dense-loaded by construction. Decode speeds are not shown beside scores: cells run one after another, minutes to hours apart on a shared machine, so their speeds do not compare; `selectinfer bench` measures settings round-robin in one process, and capped-speed cells are their own measurement.";
+    n
+}
+
+/// The table of one task's scored, uncapped rows (`order`: indices into `rows`).
+pub fn task_table(e: &Experiment, rows: &[EvalRow], order: &[usize], task: &str, ctx: &ReportContext) -> Option<String> {
+    let picked: Vec<usize> = order.iter().copied().filter(|&i| rows[i].task == task && rows[i].mem_cap_bytes.is_none() && rows[i].speed_only_tokens.is_none()).collect();
+    if picked.is_empty() {
+        return None;
+    }
+    let metrics = Task::from_name(task).map_or(&[][..], Metric::of_task);
+    let mut header: Vec<String> = ["model", "method", "load γ", "static δ", "compute φ", "α"].map(String::from).to_vec();
+    header.extend(metrics.iter().map(|m| format!("{} [95% CI]", m.label())));
+    header.extend(metrics.iter().map(|m| format!("Δ {} vs reference", m.label())));
+    // Columns no row fills (an experiment without perplexity, rows from before
+    // selection times were recorded) are left out.
+    let show_ppl = !ctx.perplexity.is_empty();
+    let show_select = picked.iter().any(|&i| rows[i].select_ms.is_some());
+    if show_ppl {
+        header.extend(["PPL wikitext-2", "PPL task text"].map(String::from));
+    }
+    header.extend(["weights", "peak RSS"].map(String::from));
+    if show_select {
+        header.push("select ms".into());
+    }
+    header.push("examples".into());
+    let mut t = Table::new(header);
+    for i in picked {
+        let r = &rows[i];
+        let mut cells = vec![model_cell(e, r), r.method.clone()];
+        cells.extend(setting(r));
+        cells.extend(metrics.iter().map(|&m| with_interval(r.score(m), r.interval(m))));
+        let diffs = ctx.paired.get(&i);
+        cells.extend(metrics.iter().map(|m| difference(diffs.and_then(|d| d.iter().find(|(dm, _)| dm == m)).map(|(_, iv)| iv))));
+        let ppl = |task: Option<&str>| lookup(ctx.perplexity, &r.model, task, &r.data).map_or("-".into(), |p| format!("{:.2}", p.ppl));
+        if show_ppl {
+            cells.extend([ppl(None), ppl(Some(task))]);
+        }
+        cells.extend([format_bytes(r.weight_bytes), format_bytes(r.peak_rss_bytes)]);
+        if show_select {
+            cells.push(r.select_ms.map_or("-".into(), |v| format!("{v:.1}")));
+        }
+        cells.push(r.examples.to_string());
+        t.row(cells);
+    }
+    Some(t.to_markdown())
+}
+
+/// The table of every perplexity row.
+pub fn perplexity_table(rows: &[PerplexityRow]) -> Option<String> {
     if rows.is_empty() {
         return None;
     }
-    let (names, get) = scores(task);
-    let mut header: Vec<String> = ["model", "method", "load γ", "static δ", "compute φ", "α"].map(String::from).to_vec();
-    header.extend(names.iter().map(|s| s.to_string()));
-    header.extend(["weights", "peak RSS", "decode tok/s", "prefill tok/s", "examples"].map(String::from));
-    let mut t = Table::new(header);
-    for r in rows {
-        let mut cells = vec![model_cell(e, r), r.method.clone()];
-        cells.extend(setting(r));
-        cells.extend(get(r).into_iter().map(opt));
-        cells.extend([format_bytes(r.weight_bytes), format_bytes(r.peak_rss_bytes), format!("{:.1}", r.decode_tps), format!("{:.0}", r.prefill_tps), r.examples.to_string()]);
-        t.row(cells);
+    let mut sorted: Vec<&PerplexityRow> = rows.iter().collect();
+    sorted.sort_by(|a, b| (&a.task, &a.model).cmp(&(&b.task, &b.model)));
+    let mut t = Table::new(["file", "text", "chunks x ctx", "tokens scored", "perplexity", "weights"]);
+    for r in sorted {
+        let text = r.task.as_ref().map_or(r.data.clone(), |task| format!("{task} evaluation text ({})", r.data));
+        t.row([r.model.clone(), text, format!("{} x {}", r.chunks, r.ctx), r.tokens.to_string(), format!("{:.3}", r.ppl), format_bytes(r.weight_bytes)]);
     }
     Some(t.to_markdown())
 }
@@ -124,21 +192,31 @@ pub struct ReportContext<'a> {
     pub total_cells: usize,
     /// Cells with a row.
     pub done_cells: usize,
+    /// Perplexity cells with a row, of all.
+    pub ppl_cells: (usize, usize),
     /// Cells not run, with why.
     pub skipped: &'a [String],
     /// Plot files (PNG and SVG) in the directory.
     pub plots: &'a [PathBuf],
+    /// Perplexity rows.
+    pub perplexity: &'a [PerplexityRow],
+    /// Paired differences to the reference, by row index.
+    pub paired: &'a Paired,
 }
 
 /// Writes `dir/README.md`.
-pub fn write_readme(e: &Experiment, rows: &[EvalRow], ctx: &ReportContext, dir: &Path) -> anyhow::Result<()> {
-    let rows = sorted(e, rows);
+pub fn write_readme(e: &Experiment, all: &[EvalRow], ctx: &ReportContext, dir: &Path) -> anyhow::Result<()> {
+    let order = sorted(e, all);
+    let rows: Vec<&EvalRow> = order.iter().map(|&i| &all[i]).collect();
     let mut s = String::new();
     writeln!(s, "# Experiment `{}`\n", ctx.name)?;
     if !e.description.trim().is_empty() {
         writeln!(s, "{}\n", e.description.trim())?;
     }
     writeln!(s, "Made by `selectinfer experiment {}` (re-running it skips finished cells; `--report-only` redraws this page). Cells with a row: {} of {}. Rows: `results.csv` (columns in the top-level README); per-example outputs: `outputs/`.\n", ctx.yaml.display(), ctx.done_cells, ctx.total_cells)?;
+    if ctx.ppl_cells.1 > 0 {
+        writeln!(s, "Perplexity cells with a row: {} of {} (`perplexity.csv`).\n", ctx.ppl_cells.0, ctx.ppl_cells.1)?;
+    }
     let mut machines: Vec<&str> = rows.iter().map(|r| r.machine.as_str()).collect();
     machines.sort();
     machines.dedup();
@@ -153,10 +231,20 @@ pub fn write_readme(e: &Experiment, rows: &[EvalRow], ctx: &ReportContext, dir: 
     tasks.dedup();
     tasks.sort();
     tasks.dedup();
+    let select_ms = rows.iter().any(|r| r.mem_cap_bytes.is_none() && r.speed_only_tokens.is_none() && r.select_ms.is_some());
+    let notes = table_notes(!ctx.perplexity.is_empty(), select_ms);
+    let mut noted = false;
     for task in tasks {
-        if let Some(t) = task_table(e, &rows, task) {
+        if let Some(t) = task_table(e, all, &order, task, ctx) {
+            if !noted {
+                writeln!(s, "{notes}\n")?;
+                noted = true;
+            }
             writeln!(s, "## {task}\n\n{t}")?;
         }
+    }
+    if let Some(t) = perplexity_table(ctx.perplexity) {
+        writeln!(s, "## Perplexity\n\nChunks of the text are evaluated from an empty cache and the second half of each chunk is scored, as llama.cpp's `llama-perplexity` does; only the first chunks are used. Loading only: every token is a prefill token.\n\n{t}")?;
     }
     if let Some(t) = speed_table(e, &rows) {
         writeln!(s, "## Speed under a memory cap / speed-only runs\n\nA memory cap is a cgroup v1 memory group (page cache included) entered before the model is mapped, after dropping the page cache.\n\n{t}")?;

@@ -21,7 +21,7 @@ use crate::select::SliceMeta;
 use crate::tasks::{read_examples, Split, TEMPLATE_VERSION};
 
 /// Reads the rows of a results CSV (none if it does not exist yet).
-pub fn read_rows(path: &Path) -> anyhow::Result<Vec<EvalRow>> {
+pub fn read_rows<T: serde::de::DeserializeOwned>(path: &Path) -> anyhow::Result<Vec<T>> {
     match std::fs::read(path) {
         Ok(bytes) => crate::eval::harness::parse_rows(&bytes, path),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
