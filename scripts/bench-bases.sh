@@ -78,7 +78,7 @@ for r in bench:
     peak = lambda m: mib(rss[(f, phi, m)]) if (f, phi, m) in rss else '?'
     print(f"| {base} | {setting} | {r['layout']} | {mib(r['weight_bytes'] + r['copy_bytes'])} | {peak('mmap')} | {peak('read')} | {r['decode_tps']:.1f} | {r['speedup']:.2f}x | {r['ideal_speedup']:.2f}x | {r['select_ms']:.0f} |")
 PY
-    mv "$tmp" "$out"
+    chmod 644 "$tmp"; mv "$tmp" "$out"
     cat "$out"
 }
 

@@ -338,6 +338,9 @@ impl<'m> SelectiveSession<'m> {
             Ok(layer)
         })?;
         stats.compact_bytes = compact_bytes;
+        // Unmap the file again: the pages read for the gather would otherwise stay
+        // resident beside the copies (the next prompt maps it anew, from the page cache).
+        self.file = None;
         self.finish(sets, &mut stats, t0);
         Ok(stats)
     }

@@ -10,6 +10,7 @@ mod callback;
 mod compact;
 mod inplace;
 mod model;
+mod pages;
 mod quantize;
 mod session;
 

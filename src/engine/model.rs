@@ -54,7 +54,13 @@ impl Model {
         let _ = take_recent_errors();
         let inner = LlamaModel::load_from_file(backend, path, &params)
             .map_err(|_| EngineError::Load { path: path.display().to_string(), log: take_recent_errors() })?;
-        Ok(Model { inner, path: path.to_path_buf(), gguf, order: Default::default() })
+        let model = Model { inner, path: path.to_path_buf(), gguf, order: Default::default() };
+        if opts.mmap {
+            // Repacked (and device) weights were copied out of the mapping: drop
+            // their mapped file pages, which would otherwise stay resident.
+            super::pages::release_unused_file_pages(model.raw(), &model.gguf, &model.path);
+        }
+        Ok(model)
     }
 
     /// The file it was loaded from.
