@@ -98,8 +98,8 @@ pub fn run(a: ChatArgs) -> anyhow::Result<()> {
 /// budget, chooses gamma again for the budget less the measured overhead over the
 /// accounted weights + KV cache (at most four rounds).
 fn load_within_budget(a: &ChatArgs, task: Option<Task>) -> anyhow::Result<Model> {
-    // The runtime measured by an earlier run with these settings, if any, is
-    // reserved from the start (kept beside the cached slices).
+    // The reservation that fitted in an earlier run with these settings, if any,
+    // is made from the start (kept beside the cached slices).
     let memo = a.mem_budget.map(|_| runtime_memo(a));
     let mut overhead = memo.as_ref().and_then(|p| std::fs::read_to_string(p).ok()).and_then(|t| t.trim().parse().ok()).unwrap_or(0u64);
     for _ in 0..4 {
@@ -124,10 +124,12 @@ fn load_within_budget(a: &ChatArgs, task: Option<Task>) -> anyhow::Result<Model>
             format_bytes(kv),
             format_bytes(predicted)
         );
-        if let Some(p) = &memo {
-            let _ = std::fs::create_dir_all(&a.cache_dir).and_then(|_| crate::fsutil::write_atomic(p, (runtime + budget / 100).to_string().as_bytes()));
-        }
         if predicted <= budget {
+            // Remember the reservation that fitted: the next run with these
+            // settings starts from it, chooses the same gamma and reuses the slice.
+            if let Some(p) = &memo {
+                let _ = std::fs::create_dir_all(&a.cache_dir).and_then(|_| crate::fsutil::write_atomic(p, overhead.to_string().as_bytes()));
+            }
             return Ok(model);
         }
         if SliceMeta::from_gguf(model.gguf())?.is_some() && path == a.model {
