@@ -57,8 +57,10 @@ struct LayerTensors {
 pub(crate) struct FfnOrder {
     /// Per layer: the swaps applied since the file order, in order.
     swaps: Vec<Vec<(u32, u32)>>,
-    /// Layers already remapped copy-on-write (memory-mapped weights).
-    private: Vec<bool>,
+    /// Whether every layer's FFN weights were remapped copy-on-write (done once,
+    /// for all layers, before the first swap: a page that two tensors share is
+    /// then never remapped after one of them was written).
+    private: bool,
 }
 
 // SAFETY: the raw pointers are only dereferenced under the model's mutex, between
@@ -100,7 +102,6 @@ impl FfnOrder {
     ) -> Result<usize, NotInPlace> {
         if self.swaps.len() <= l {
             self.swaps.resize(l + 1, Vec::new());
-            self.private.resize(l + 1, false);
         }
         if !self.swaps[l].is_empty() {
             return Err(NotInPlace(format!("layer {l} is not in file order")));
@@ -110,11 +111,16 @@ impl FfnOrder {
         if swaps.is_empty() {
             return Ok(0);
         }
-        if !self.private[l] {
-            for w in [t.gate, t.up, t.down] {
-                make_writable(&w, path)?;
+        if !self.private {
+            // Every layer whose FFN can be reordered, before anything is written.
+            for layer in (0..).take_while(|i| gguf.tensor(&format!("blk.{i}.ffn_up.weight")).is_some()) {
+                if let Ok(lt) = layer_tensors(model, gguf, layer) {
+                    for w in [lt.gate, lt.up, lt.down] {
+                        make_writable(&w, path)?;
+                    }
+                }
             }
-            self.private[l] = true;
+            self.private = true;
         }
         // SAFETY: checked and writable (above).
         unsafe { apply_swaps(&t, &swaps) };
@@ -268,7 +274,8 @@ fn make_writable(t: &HostTensor, path: &Path) -> Result<(), NotInPlace> {
     Ok(())
 }
 
-fn page_size() -> usize {
+/// The system's page size.
+pub(crate) fn page_size() -> usize {
     // SAFETY: sysconf has no preconditions.
     let p = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
     if p > 0 {
