@@ -143,6 +143,14 @@ fn load_within_budget(a: &ChatArgs, task: Option<Task>) -> anyhow::Result<Model>
     bail!("could not fit the budget of {} within four rounds", format_bytes(a.mem_budget.unwrap_or(0)))
 }
 
+/// The compute plan of --compute (dense without it).
+fn compute_plan(a: &ChatArgs, model: &Model) -> anyhow::Result<ComputePlan> {
+    Ok(match a.compute.compute {
+        Some(phi) => ComputePlan::for_model(model.gguf(), &a.compute.options(phi))?,
+        None => ComputePlan::dense(ModelInfo::from_gguf(model.gguf())?.n_layer),
+    })
+}
+
 /// Where the measured runtime for these settings is remembered: keyed by the
 /// model file (name and size), n_ctx, phi and the threads.
 fn runtime_memo(a: &ChatArgs) -> PathBuf {
@@ -157,11 +165,7 @@ fn runtime_memo(a: &ChatArgs) -> PathBuf {
 /// and the KV cache is written.
 fn warm_up_peak(a: &ChatArgs, model: &Model) -> anyhow::Result<(u64, usize)> {
     let opts = SessionOptions { n_ctx: a.sampling.ctx, threads: a.sampling.threads(), ..Default::default() };
-    let plan = match a.compute.compute {
-        Some(phi) => ComputePlan::for_model(model.gguf(), &a.compute.options(phi))?,
-        None => ComputePlan::dense(ModelInfo::from_gguf(model.gguf())?.n_layer),
-    };
-    let mut s = SelectiveSession::new(model, plan, opts)?;
+    let mut s = SelectiveSession::new(model, compute_plan(a, model)?, opts)?;
     let n = (a.sampling.ctx as usize).min(512).saturating_sub(1).max(1);
     let filler = model.tokenize(&"the ".repeat(n), true, false);
     let n = n.min(filler.len());
@@ -256,10 +260,7 @@ fn resolve_model(a: &ChatArgs, task: Option<Task>, overhead: u64) -> anyhow::Res
 fn chat_with(a: &ChatArgs, model: &Model, messages: &mut Vec<(String, String)>) -> anyhow::Result<Next> {
     let info = ModelInfo::from_gguf(model.gguf())?;
     let threads = a.sampling.threads();
-    let plan = match a.compute.compute {
-        Some(phi) => ComputePlan::for_model(model.gguf(), &a.compute.options(phi))?,
-        None => ComputePlan::dense(info.n_layer),
-    };
+    let plan = compute_plan(a, model)?;
     let mut s = SelectiveSession::new(model, plan, SessionOptions { n_ctx: a.sampling.ctx, threads, ..Default::default() })?;
     let interactive = std::io::stdin().is_terminal();
     let mut history: Vec<Token> = Vec::new();

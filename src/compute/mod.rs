@@ -199,7 +199,7 @@ impl<'m> SelectiveSession<'m> {
         opts.observer = Some(Box::new(VoteObserver::new(node, state.clone())));
         let session = Session::new(model, opts)?;
         let n = plan.layers.len();
-        let in_place = plan.layers.iter().enumerate().all(|(l, lp)| lp.is_none() || model.ffn_in_place(l).is_ok());
+        let in_place = in_place_refusal(model, &plan).is_none();
         Ok(SelectiveSession { session, plan, state, file: None, current: vec![None; n], in_place, force_compact: false })
     }
 
@@ -212,9 +212,8 @@ impl<'m> SelectiveSession<'m> {
         self.in_place = match layout {
             Layout::Copy => false,
             Layout::InPlace => {
-                let model = self.session.model();
-                for (l, _) in self.plan.layers.iter().enumerate().filter(|(_, lp)| lp.is_some()) {
-                    model.ffn_in_place(l).map_err(|why| anyhow::anyhow!("layer {l} cannot be reordered in place: {why}"))?;
+                if let Some((l, why)) = in_place_refusal(self.session.model(), &self.plan) {
+                    bail!("layer {l} cannot be reordered in place: {why}");
                 }
                 true
             }
@@ -353,6 +352,11 @@ impl<'m> SelectiveSession<'m> {
         }
         stats.select_ms = t0.elapsed().as_secs_f64() * 1e3;
     }
+}
+
+/// The first sparsified layer of `plan` that `model` cannot reorder in place, and why.
+fn in_place_refusal(model: &Model, plan: &ComputePlan) -> Option<(usize, String)> {
+    plan.layers.iter().enumerate().filter(|(_, lp)| lp.is_some()).find_map(|(l, _)| model.ffn_in_place(l).err().map(|why| (l, why)))
 }
 
 impl Drop for SelectiveSession<'_> {

@@ -410,15 +410,7 @@ pub fn gather_columns(data: &[u8], t: &TensorInfo, kept: &[u32]) -> anyhow::Resu
     match t.ty {
         GgmlType::F32 => Ok((t.ty, gather_elements::<4>(rows, kept))),
         GgmlType::F16 | GgmlType::BF16 => Ok((t.ty, gather_elements::<2>(rows, kept))),
-        _ => {
-            let mut out = Vec::with_capacity(kept.len() * n_rows * 2);
-            for row in rows {
-                let values = dequantize(t.ty.0, row, n_cols).with_context(|| format!("cannot dequantize {} ({})", t.name, t.ty))?;
-                let picked: Vec<f32> = kept.iter().map(|&c| values[c as usize]).collect();
-                out.extend(encode_floats(&picked, GgmlType::F16).expect("F16 encodes"));
-            }
-            Ok((GgmlType::F16, out))
-        }
+        _ => Ok((GgmlType::F16, encode_floats(&dequantized_columns(data, t, kept)?, GgmlType::F16).expect("F16 encodes"))),
     }
 }
 
@@ -426,6 +418,13 @@ pub fn gather_columns(data: &[u8], t: &TensorInfo, kept: &[u32]) -> anyhow::Resu
 /// dequantized with ggml's `to_float`, the kept values are quantized again with
 /// ggml's quantizer (`kept.len()` must be whole blocks; [`block_rounded_load`]).
 pub fn requantize_columns(data: &[u8], t: &TensorInfo, kept: &[u32]) -> anyhow::Result<Vec<u8>> {
+    quantize_rows(t.ty.0, &dequantized_columns(data, t, kept)?, kept.len())
+        .with_context(|| format!("cannot requantize {} as {} with {} columns", t.name, t.ty, kept.len()))
+}
+
+/// The kept columns of a quantized 2-D tensor as floats, row after row (ggml's
+/// `to_float` on each row).
+fn dequantized_columns(data: &[u8], t: &TensorInfo, kept: &[u32]) -> anyhow::Result<Vec<f32>> {
     let (n_cols, n_rows) = (t.dims[0] as usize, t.dims[1] as usize);
     let row_bytes = t.ty.row_bytes(n_cols as u64).context("row size")? as usize;
     let mut picked = Vec::with_capacity(kept.len() * n_rows);
@@ -433,8 +432,7 @@ pub fn requantize_columns(data: &[u8], t: &TensorInfo, kept: &[u32]) -> anyhow::
         let values = dequantize(t.ty.0, row, n_cols).with_context(|| format!("cannot dequantize {} ({})", t.name, t.ty))?;
         picked.extend(kept.iter().map(|&c| values[c as usize]));
     }
-    quantize_rows(t.ty.0, &picked, kept.len())
-        .with_context(|| format!("cannot requantize {} as {} with {} columns", t.name, t.ty, kept.len()))
+    Ok(picked)
 }
 
 /// The load share that keeps, in a layer of `n` neurons whose `ffn_down` has
