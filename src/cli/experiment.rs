@@ -87,10 +87,10 @@ pub fn run(a: ExperimentArgs) -> anyhow::Result<()> {
         // ETA) and one bar per cell, fed by the child's progress lines.
         let multi = indicatif::MultiProgress::new();
         let say = |line: String| if multi.is_hidden() { eprintln!("{line}") } else { multi.suspend(|| eprintln!("{line}")) };
-        let overall = multi.add(crate::profile::progress_bar(true, (todo.len() + ppl_todo.len()) as u64, &format!("experiment {name}")));
+        let overall = multi.add(crate::output::progress_bar(true, (todo.len() + ppl_todo.len()) as u64, &format!("experiment {name}")));
         // One child: its bar (fed by its progress lines), then done or FAILED.
         let mut run_child = |label: String, len: u64, args: Vec<String>| {
-            let bar = multi.add(crate::profile::progress_bar(true, len, "  cell"));
+            let bar = multi.add(crate::output::progress_bar(true, len, "  cell"));
             bar.set_message(label.clone());
             let t0 = Instant::now();
             match run_cell(&runner, &args, &bar) {

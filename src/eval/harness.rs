@@ -408,7 +408,7 @@ pub fn run_eval(req: &EvalRequest) -> anyhow::Result<EvalOutcome> {
     let n_ctx = (prompts.iter().map(Vec::len).max().unwrap_or(0) + max_tokens + 8).next_multiple_of(256) as u32;
     let mut s = SelectiveSession::new(&model, plan, SessionOptions { n_ctx, n_batch: 512, threads: req.threads, observer: None })?;
     let opts = GenerateOptions { max_tokens, ignore_eog: req.speed_only.is_some(), ..Default::default() };
-    let bar = crate::profile::progress_bar(true, eval.len() as u64, &format!("eval {} {}", req.method.name(), req.task));
+    let bar = crate::output::progress_bar(true, eval.len() as u64, &format!("eval {} {}", req.method.name(), req.task));
     let (mut pre, mut dec, mut sel_ms, mut outputs) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for (ex, prompt) in eval.iter().zip(&prompts) {
         s.clear();
