@@ -9,7 +9,7 @@ use anyhow::{bail, Context};
 
 use crate::experiment::config::{Cell, Experiment};
 use crate::experiment::perplexity::{ppl_cells, PplCell};
-use crate::experiment::plot::{write_plots, Defaults, PlotPoint};
+use crate::experiment::plot::{write_plots, PlotPoint};
 use crate::experiment::report::{model_label, write_readme, ReportContext};
 use crate::experiment::run::{caps_available, eval_args, outputs_name, prepare_file, prepare_model, read_rows, row_matches, run_cell, scored_examples, Runner};
 
@@ -145,9 +145,7 @@ pub fn run(a: ExperimentArgs) -> anyhow::Result<()> {
         .count();
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     let points: Vec<PlotPoint> = rows.iter().map(|r| PlotPoint { model: model_label(&e, r), row: r }).collect();
-    let d = &e.defaults;
-    let defaults = Defaults { load: d.load.0, static_share: d.static_share.0, compute: d.compute.0, token_share: d.token_share.0 };
-    let plots = if rows.is_empty() { Vec::new() } else { write_plots(&points, &defaults, &dir)? };
+    let plots = if rows.is_empty() { Vec::new() } else { write_plots(&points, &e.defaults, &dir)? };
     skipped.extend(failures.iter().map(|f| format!("failed: {f}")));
     let ctx = ReportContext {
         name: &name,
