@@ -260,7 +260,7 @@ pub(super) fn draw_panels<DB: DrawingBackend>(area: &Area<DB>, c: &Panels) -> Re
         let left = std::ptr::eq(axis, &c.left);
         if left {
             if let Some(r) = c.reference {
-                let style = method_color("reference").stroke_width(2);
+                let style = reference_color().stroke_width(2);
                 let series = DashedLineSeries::new([(x_range.start, r), (x_range.end, r)], 8, 6, style);
                 chart.draw_series(series).map_err(plot_err)?;
             }

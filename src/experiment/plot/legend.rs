@@ -76,7 +76,7 @@ pub(super) fn draw_legend_key<DB: DrawingBackend>(area: &Area<DB>, key: &LegendK
             .draw(&Rectangle::new([(x - 9, y - 7), (x + 9, y + 7)], color.filled()))
             .map_err(plot_err),
         LegendKey::Reference => {
-            let style = method_color("reference").stroke_width(2);
+            let style = reference_color().stroke_width(2);
             area.draw(&DashedPathElement::new([(x - half, y), (x + half, y)], 7, 4, style))
                 .map_err(plot_err)
         }

@@ -76,6 +76,11 @@ pub(super) fn method_color(method: &str) -> RGBColor {
     }
 }
 
+/// The reference's colour, for the dashed reference-score line of the sweeps.
+pub(super) fn reference_color() -> RGBColor {
+    PALETTE[Method::Reference.rank()]
+}
+
 /// Marker shapes (drawn as pixel polygons so that SVG and PNG look the same).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(super) enum Shape {
