@@ -249,6 +249,7 @@ fn resolve_model(a: &ChatArgs, task: Option<Task>, overhead: u64) -> anyhow::Res
             layers: Some(range),
             verify: true,
             source_sha256: Some(model_sha),
+            down_layout: Default::default(),
         })?;
     }
     // Slicing read whole tensors into memory; hand the freed heap back to the

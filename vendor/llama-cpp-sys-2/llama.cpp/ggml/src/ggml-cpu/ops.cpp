@@ -8,6 +8,9 @@
 #include "unary-ops.h"
 #include "vec.h"
 
+#define GGML_COMMON_DECL_CPP
+#include "ggml-common.h" // selectinfer: block layouts for ggml_out_prod_dequantize
+
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
@@ -4672,6 +4675,91 @@ static void ggml_compute_forward_out_prod_f32(
     }
 }
 
+// selectinfer: whole blocks of src0's type dequantized with this file's SIMD flags for the
+// types a neuron-major down projection is stored in (the type's own to_float, built for the
+// baseline ISA, otherwise).
+static void ggml_out_prod_dequantize(ggml_type type, const void * GGML_RESTRICT vx, float * GGML_RESTRICT y, int64_t n) {
+    switch (type) {
+        case GGML_TYPE_F16:
+            ggml_cpu_fp16_to_fp32((const ggml_fp16_t *) vx, y, n);
+            return;
+        case GGML_TYPE_Q8_0: {
+            const block_q8_0 * x = (const block_q8_0 *) vx;
+            for (int64_t i = 0; i < n/QK8_0; ++i) {
+                const float d = GGML_CPU_FP16_TO_FP32(x[i].d);
+                for (int j = 0; j < QK8_0; ++j) {
+                    y[i*QK8_0 + j] = d*x[i].qs[j];
+                }
+            }
+            return;
+        }
+        case GGML_TYPE_Q4_0: {
+            const block_q4_0 * x = (const block_q4_0 *) vx;
+            for (int64_t i = 0; i < n/QK4_0; ++i) {
+                const float d = GGML_CPU_FP16_TO_FP32(x[i].d);
+                for (int j = 0; j < QK4_0/2; ++j) {
+                    y[i*QK4_0 + j]           = d*((x[i].qs[j] & 0x0F) - 8);
+                    y[i*QK4_0 + j + QK4_0/2] = d*((x[i].qs[j] >>   4) - 8);
+                }
+            }
+            return;
+        }
+        case GGML_TYPE_Q4_K: {
+            const block_q4_K * x = (const block_q4_K *) vx;
+            for (int64_t i = 0; i < n/QK_K; ++i) {
+                const uint8_t * q = x[i].qs;
+                const uint8_t * s = x[i].scales;
+                const float d   = GGML_CPU_FP16_TO_FP32(x[i].GGML_COMMON_AGGR_U.GGML_COMMON_AGGR_S.d);
+                const float min = GGML_CPU_FP16_TO_FP32(x[i].GGML_COMMON_AGGR_U.GGML_COMMON_AGGR_S.dmin);
+                for (int j = 0; j < QK_K/64; ++j) {
+                    // 6-bit scales and mins of sub-blocks 2j and 2j+1 (get_scale_min_k4)
+                    uint8_t sc[2], m[2];
+                    for (int h = 0; h < 2; ++h) {
+                        const int b = 2*j + h;
+                        sc[h] = b < 4 ? (s[b] & 63) : ((s[b+4] & 0xF) | ((s[b-4] >> 6) << 4));
+                        m[h]  = b < 4 ? (s[b+4] & 63) : ((s[b+4] >>  4) | ((s[b]   >> 6) << 4));
+                    }
+                    const float d1 = d*sc[0], m1 = min*m[0], d2 = d*sc[1], m2 = min*m[1];
+                    float * yy = y + i*QK_K + j*64;
+                    for (int l = 0; l < 32; ++l) yy[l]      = d1*(q[l] & 0xF) - m1;
+                    for (int l = 0; l < 32; ++l) yy[l + 32] = d2*(q[l] >>  4) - m2;
+                    q += 32;
+                }
+            }
+            return;
+        }
+        case GGML_TYPE_Q6_K: {
+            const block_q6_K * x = (const block_q6_K *) vx;
+            for (int64_t i = 0; i < n/QK_K; ++i) {
+                const float d = GGML_CPU_FP16_TO_FP32(x[i].d);
+                const uint8_t * ql = x[i].ql;
+                const uint8_t * qh = x[i].qh;
+                const int8_t  * sc = x[i].scales;
+                float * yy = y + i*QK_K;
+                for (int c = 0; c < QK_K; c += 128) {
+                    for (int l = 0; l < 32; ++l) {
+                        const int is = l/16;
+                        yy[l +  0] = d*sc[is + 0]*((int8_t)((ql[l +  0] & 0xF) | (((qh[l] >> 0) & 3) << 4)) - 32);
+                        yy[l + 32] = d*sc[is + 2]*((int8_t)((ql[l + 32] & 0xF) | (((qh[l] >> 2) & 3) << 4)) - 32);
+                        yy[l + 64] = d*sc[is + 4]*((int8_t)((ql[l +  0]  >> 4) | (((qh[l] >> 4) & 3) << 4)) - 32);
+                        yy[l + 96] = d*sc[is + 6]*((int8_t)((ql[l + 32]  >> 4) | (((qh[l] >> 6) & 3) << 4)) - 32);
+                    }
+                    yy += 128; ql += 64; qh += 32; sc += 8;
+                }
+            }
+            return;
+        }
+        default:
+            ggml_get_type_traits(type)->to_float(vx, y, n);
+            return;
+    }
+}
+
+// selectinfer: out_prod with a quantized or F16 src0, the form of a neuron-major down
+// projection (src0 = [n_embd, k], one row per neuron; dst[:, t] = sum_n src0[:, n]*src1[t, n]).
+// Threads split dst's columns in whole blocks of src0's type, so one dst row (one decoded
+// token) keeps every thread busy, and each block of GGML_OUT_PROD_ROWS src0 rows is
+// dequantized once for all dst rows (upstream split dst rows and dequantized per row).
 static void ggml_compute_forward_out_prod_q_f32(
         const ggml_compute_params * params,
               ggml_tensor * dst) {
@@ -4685,7 +4773,6 @@ static void ggml_compute_forward_out_prod_q_f32(
     const int nth = params->nth;
 
     const ggml_type type = src0->type;
-    ggml_to_float_t const dequantize_row_q = ggml_get_type_traits(type)->to_float;
 
     GGML_ASSERT(ne02 == ne12);
     GGML_ASSERT(ne03 == ne13);
@@ -4697,130 +4784,47 @@ static void ggml_compute_forward_out_prod_q_f32(
 
     // dst dim0 cannot be transposed or permuted
     GGML_ASSERT(nb0 == sizeof(float));
-    // GGML_ASSERT(nb0 <= nb1);
-    // GGML_ASSERT(nb1 <= nb2);
-    // GGML_ASSERT(nb2 <= nb3);
 
     GGML_ASSERT(ne0 == ne00);
     GGML_ASSERT(ne1 == ne10);
     GGML_ASSERT(ne2 == ne02);
     GGML_ASSERT(ne3 == ne03);
 
-    // nb01 >= nb00 - src0 is not transposed
-    //   compute by src0 rows
-
-    if (ith == 0) {
-        ggml_vec_set_f32(ne0*ne1*ne2*ne3, (float *)dst->data, 0);
+    // this thread's columns: whole blocks of src0's type
+    const int64_t blck = ggml_blck_size(type);
+    GGML_ASSERT(ne00 % blck == 0);
+    const int64_t nblk = ne00/blck;
+    const int64_t per  = (nblk + nth - 1)/nth;
+    const int64_t c0   = MIN(per*ith,       nblk)*blck;
+    const int64_t c1   = MIN(per*(ith + 1), nblk)*blck;
+    const int64_t nc   = c1 - c0;
+    if (nc <= 0) {
+        return;
     }
-    ggml_barrier(params->threadpool);
+    const size_t off0 = (size_t) (c0/blck)*ggml_type_size(type);
 
-    // parallelize by last three dimensions
+    // GGML_OUT_PROD_ROWS dequantized src0 rows of this thread's columns
+    float * wdata = (float *) params->wdata + (GGML_OUT_PROD_ROWS*ne00 + CACHE_LINE_SIZE_F32)*ith;
 
-    // total rows in dst
-    const int64_t nr = ne1*ne2*ne3;
-
-    // rows per thread
-    const int64_t dr = (nr + nth - 1)/nth;
-
-    // row range for this thread
-    const int64_t ir0 = dr*ith;
-    const int64_t ir1 = MIN(ir0 + dr, nr);
-
-    // dst[:,:,:,:] = 0
-    // for i2,i3:
-    //   for i1:
-    //     for i01:
-    //       for i0:
-    //         dst[i0,i1,i2,i3] += src0[i0,i01,i2,i3] * src1[i1,i01,i2,i3]
-
-    float * wdata = (float *) params->wdata + (ne0 + CACHE_LINE_SIZE_F32) * ith;
-
-    for (int64_t ir = ir0; ir < ir1; ++ir) {
-        // dst indices
-        const int64_t i3 = ir/(ne2*ne1);
-        const int64_t i2 = (ir - i3*ne2*ne1)/ne1;
-        const int64_t i1 = (ir - i3*ne2*ne1 - i2*ne1);
-
-        const int64_t i02 = i2;
-        const int64_t i03 = i3;
-
-        //const int64_t i10 = i1;
-        const int64_t i12 = i2;
-        const int64_t i13 = i3;
-
-        for (int64_t i01 = 0; i01 < ne01; ++i01) {
-            const int64_t i11 = i01;
-
-            float * s0 = (float *) ((char *) src0->data + (          i01*nb01 + i02*nb02 + i03*nb03));
-            float * s1 = (float *) ((char *) src1->data + (i1*nb10 + i11*nb11 + i12*nb12 + i13*nb13));
-            float * d  = (float *) ((char *)  dst->data + (          i1*nb1 + i2*nb2 + i3*nb3));
-
-            dequantize_row_q(s0, wdata, ne0);
-            ggml_vec_mad_f32(ne0, d, wdata, *s1);
-        }
-    }
-}
-
-static void ggml_compute_forward_out_prod_f16_f32(
-        const ggml_compute_params * params,
-              ggml_tensor * dst) {
-
-    const ggml_tensor * src0 = dst->src[0];
-    const ggml_tensor * src1 = dst->src[1];
-
-    GGML_TENSOR_BINARY_OP_LOCALS;
-
-    const int ith = params->ith;
-    const int nth = params->nth;
-
-    GGML_ASSERT(src0->type == GGML_TYPE_F16);
-    GGML_ASSERT(src1->type == GGML_TYPE_F32);
-    GGML_ASSERT(dst->type == GGML_TYPE_F32);
-
-    GGML_ASSERT(ne02 == ne12);
-    GGML_ASSERT(ne03 == ne13);
-    GGML_ASSERT(ne2  == ne12);
-    GGML_ASSERT(ne3  == ne13);
-
-    GGML_ASSERT(nb00 == sizeof(ggml_fp16_t));
-    GGML_ASSERT(nb0  == sizeof(float));
-
-    GGML_ASSERT(ne0 == ne00);
-    GGML_ASSERT(ne1 == ne10);
-    GGML_ASSERT(ne2 == ne02);
-    GGML_ASSERT(ne3 == ne03);
-
-    if (ith == 0) {
-        ggml_vec_set_f32(ne0*ne1*ne2*ne3, (float *)dst->data, 0);
-    }
-    ggml_barrier(params->threadpool);
-
-    const int64_t nr = ne1*ne2*ne3;
-    const int64_t dr = (nr + nth - 1)/nth;
-    const int64_t ir0 = dr*ith;
-    const int64_t ir1 = MIN(ir0 + dr, nr);
-
-    float * wdata = (float *) params->wdata + (ne0 + CACHE_LINE_SIZE_F32) * ith;
-
-    for (int64_t ir = ir0; ir < ir1; ++ir) {
-        const int64_t i3 = ir/(ne2*ne1);
-        const int64_t i2 = (ir - i3*ne2*ne1)/ne1;
-        const int64_t i1 = (ir - i3*ne2*ne1 - i2*ne1);
-
-        const int64_t i02 = i2;
-        const int64_t i03 = i3;
-
-        const int64_t i12 = i2;
-        const int64_t i13 = i3;
-
-        float * d = (float *) ((char *) dst->data + (i1*nb1 + i2*nb2 + i3*nb3));
-
-        for (int64_t i01 = 0; i01 < ne01; ++i01) {
-            const int64_t i11 = i01;
-            ggml_fp16_t * s0 = (ggml_fp16_t *) ((char *) src0->data + (i01*nb01 + i02*nb02 + i03*nb03));
-            float * s1 = (float *) ((char *) src1->data + (i1*nb10 + i11*nb11 + i12*nb12 + i13*nb13));
-            ggml_fp16_to_fp32_row(s0, wdata, ne0);
-            ggml_vec_mad_f32(ne0, d, wdata, *s1);
+    for (int64_t i3 = 0; i3 < ne3; ++i3) {
+        for (int64_t i2 = 0; i2 < ne2; ++i2) {
+            for (int64_t i1 = 0; i1 < ne1; ++i1) {
+                memset((char *) dst->data + i1*nb1 + i2*nb2 + i3*nb3 + c0*sizeof(float), 0, nc*sizeof(float));
+            }
+            for (int64_t n0 = 0; n0 < ne01; n0 += GGML_OUT_PROD_ROWS) {
+                const int64_t nr = MIN(GGML_OUT_PROD_ROWS, ne01 - n0);
+                for (int64_t r = 0; r < nr; ++r) {
+                    const char * s0 = (const char *) src0->data + (n0 + r)*nb01 + i2*nb02 + i3*nb03 + off0;
+                    ggml_out_prod_dequantize(type, s0, wdata + r*nc, nc);
+                }
+                for (int64_t i1 = 0; i1 < ne1; ++i1) {
+                    float * d = (float *) ((char *) dst->data + i1*nb1 + i2*nb2 + i3*nb3) + c0;
+                    for (int64_t r = 0; r < nr; ++r) {
+                        const float v = *(const float *) ((const char *) src1->data + i1*nb10 + (n0 + r)*nb11 + i2*nb12 + i3*nb13);
+                        ggml_vec_mad_f32(nc, d, wdata + r*nc, v);
+                    }
+                }
+            }
         }
     }
 }
@@ -4862,7 +4866,7 @@ void ggml_compute_forward_out_prod(
             } break;
         case GGML_TYPE_F16:
             {
-                ggml_compute_forward_out_prod_f16_f32(params, dst);
+                ggml_compute_forward_out_prod_q_f32(params, dst); // selectinfer: F16 too
             } break;
         case GGML_TYPE_F32:
             {
