@@ -43,7 +43,7 @@ pub struct SliceArgs {
     /// engine only): `--compute` then needs no copy of the computed neurons on any
     /// type. A quantized ffn_down is requantized once (llama.cpp's fallback type where
     /// rows are not whole blocks, e.g. Q6_K -> Q8_0 for a hidden size of 576).
-    #[arg(long, value_enum, default_value_t = DownLayout::Columns)]
+    #[arg(long, value_enum, default_value_t = DownLayout::default())]
     pub down_layout: DownLayout,
     /// Output GGUF; written under a temporary name and renamed when complete.
     #[arg(short, long)]
