@@ -43,7 +43,7 @@ fn tiny_profile(arch: SynthArch) -> PathBuf {
 }
 
 fn request(model: &Path, out: &Path, source: SliceSource, load: f64, layers: Option<std::ops::Range<usize>>) -> SliceRequest {
-    SliceRequest { model: model.into(), output: out.into(), source, load, static_share: 0.3 * load.min(1.0), layers, verify: true, source_sha256: None }
+    SliceRequest { model: model.into(), output: out.into(), source, load, static_share: 0.3 * load.min(1.0), layers, verify: true, source_sha256: None, down_layout: Default::default() }
 }
 
 /// Logits of every position of every prompt, optionally with a neuron mask.

@@ -51,6 +51,11 @@ pub struct ChatArgs {
     /// fits.
     #[arg(long, value_parser = parse_size)]
     pub mem_budget: Option<u64>,
+    /// How slices made by chat store ffn_down (see `slice --down-layout`). Default
+    /// `neurons` on CPU builds: --compute then reorders the loaded weights in place,
+    /// with no copy that the memory budget would have to hold.
+    #[arg(long, value_enum, default_value_t = if cfg!(feature = "cuda") { crate::select::DownLayout::Columns } else { crate::select::DownLayout::Neurons })]
+    pub down_layout: crate::select::DownLayout,
     /// Where slices made by chat are cached.
     #[arg(long, default_value = "models/slices")]
     pub cache_dir: PathBuf,
@@ -224,13 +229,15 @@ fn resolve_model(a: &ChatArgs, task: Option<Task>, overhead: u64) -> anyhow::Res
         .with_context(|| format!("reading the {task} and model rankings in {}", profile.display()))?;
     let key = crate::util::hash::sha256_hex(
         format!(
-            "{}|{}|{}|{}|{}|{:?}",
+            "{}|{}|{}|{}|{}|{:?}{}",
             model_sha,
             profile_sha,
             task,
             load,
             a.static_share,
-            range
+            range,
+            // Column slices keep the key they always had (existing caches stay valid).
+            if a.down_layout == crate::select::DownLayout::Neurons { "|neurons" } else { "" }
         )
         .as_bytes(),
     );
@@ -249,6 +256,7 @@ fn resolve_model(a: &ChatArgs, task: Option<Task>, overhead: u64) -> anyhow::Res
             layers: Some(range),
             verify: true,
             source_sha256: Some(model_sha),
+            down_layout: a.down_layout,
         })?;
     }
     // Slicing read whole tensors into memory; hand the freed heap back to the
