@@ -126,22 +126,26 @@ fn a_neuron_major_slice_computes_what_the_column_slice_computes() {
 }
 
 #[test]
-fn quantized_neuron_major_rows_keep_their_type_or_take_llama_cpp_fallback() {
-    // Hidden size 64: Q8_0 rows are whole blocks; Q4_K_M's K-quant rows are not
-    // (Q4_K -> Q5_0, Q6_K -> Q8_0). Hidden size 256: Q4_K stays Q4_K.
+fn quantized_neuron_major_rows_keep_32_element_types_and_k_quants_take_llama_cpp_fallback() {
+    // Q8_0 stays; Q4_K_M's K-quant ffn_down (Q4_K / Q6_K, or a fallback llama.cpp
+    // already chose for rows of 192) becomes Q5_0 / Q8_0, at hidden size 64 and 256.
     let q8 = sliced(&source(SynthArch::Llama, false, TargetType::Q8_0, "llama-q8_0"), DownLayout::Neurons, "llama-q8_0");
     assert_eq!(down_type(&q8), GgmlType::Q8_0);
-    let narrow = source(SynthArch::Llama, false, TargetType::Q4KM, "llama-q4_k_m");
-    let src_down = down_type(&narrow);
-    let nm = down_type(&sliced(&narrow, DownLayout::Neurons, "llama-q4_k_m"));
-    let want = match src_down {
-        GgmlType::Q4_K => GgmlType::Q5_0,
-        GgmlType::Q6_K => GgmlType::Q8_0,
-        t => t, // llama.cpp already fell back for the source (rows of 192)
-    };
-    assert_eq!(nm, want, "source {src_down}");
-    let wide = sliced(&source(SynthArch::Llama, true, TargetType::Q4KM, "wide-q4_k_m"), DownLayout::Neurons, "wide-q4_k_m");
-    assert!(matches!(down_type(&wide), GgmlType::Q4_K | GgmlType::Q6_K), "{}", down_type(&wide));
+    for (wide, name) in [(false, "llama-q4_k_m"), (true, "wide-q4_k_m")] {
+        let src = source(SynthArch::Llama, wide, TargetType::Q4KM, name);
+        let nm = sliced(&src, DownLayout::Neurons, name);
+        let g = (GgufFile::read(&src).unwrap(), GgufFile::read(&nm).unwrap());
+        for l in 0..2 {
+            let t = format!("blk.{l}.ffn_down.weight");
+            let (from, to) = (g.0.tensor(&t).unwrap().ty, g.1.tensor(&t).unwrap().ty);
+            let want = match from {
+                GgmlType::Q4_K | GgmlType::Q5_K => GgmlType::Q5_0,
+                GgmlType::Q6_K => GgmlType::Q8_0,
+                other => other,
+            };
+            assert_eq!(to, want, "{name} {t}: {from}");
+        }
+    }
 }
 
 #[test]

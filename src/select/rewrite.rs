@@ -11,8 +11,8 @@
 //!   paper's setting (and ours) slices the F16 original.
 //! - with `--down-layout neurons` every layer's `ffn_down` is stored transposed,
 //!   `[n_embd, n_ff]` (one row per neuron, patch 0006): F32/F16/BF16 exactly, quantized
-//!   types requantized once, in their own type when `n_embd` is whole blocks of it,
-//!   else in llama.cpp's fallback for that type ([`neuron_major_type`]). Every neuron
+//!   types requantized once, K-quants in llama.cpp's fallback type for rows that are
+//!   not whole K-quant blocks ([`neuron_major_type`]). Every neuron
 //!   is then a row of all three matrices, so selective computation reorders and
 //!   views them in place for every type ([`crate::engine`]).
 //! - biases of gate/up are gathered; every other tensor is copied byte for byte.
@@ -411,30 +411,27 @@ fn op_for_kept<'k>(rest: &str, keep: &'k LayerKeep) -> Op<'k> {
 }
 
 /// The type of a neuron-major `ffn_down` whose rows are `n_embd` long, from a source
-/// of type `ty`: F32/F16/BF16 and quantized types whose blocks divide `n_embd` keep
-/// their type; otherwise llama.cpp's own fallback for rows that are not whole K-quant
-/// blocks (`llama-quant.cpp`: Q4_K -> Q5_0, Q5_K -> Q5_1, Q6_K -> Q8_0; Q2_K and Q3_K
-/// -> Q4_0 here, where llama.cpp takes IQ4_NL, which needs no importance matrix but
-/// is not repacked).
+/// of type `ty`. F32/F16/BF16 and the 32-element block types keep their type. K-quants
+/// take llama.cpp's own fallback for rows that are not whole K-quant blocks
+/// (`llama-quant.cpp`: Q4_K -> Q5_0, Q6_K -> Q8_0), whatever `n_embd`: a neuron-major
+/// down projection runs patch 0005's fused one-token kernel, which has F16, Q8_0,
+/// Q4_0 and Q5_0 paths only, and K-quant rows through the generic path decoded 2.5x
+/// slower on the Llama-3.2-1B shape (docs/neuron-major.md). Q5_K -> Q5_0 (the same
+/// bits; llama.cpp's Q5_1 has no fused path), Q2_K and Q3_K -> Q4_0.
 pub fn neuron_major_type(ty: GgmlType, n_embd: usize) -> anyhow::Result<GgmlType> {
     if !ty.is_quantized() {
         return Ok(ty);
     }
-    let block = ty.layout().map_or(1, |b| b.block_elems as usize);
-    let chosen = if n_embd % block == 0 {
-        ty
-    } else {
-        match ty {
-            GgmlType::Q4_K => GgmlType::Q5_0,
-            GgmlType::Q5_K => GgmlType::Q5_1,
-            GgmlType::Q6_K => GgmlType::Q8_0,
-            GgmlType::Q2_K | GgmlType::Q3_K => GgmlType::Q4_0,
-            _ => bail!("rows of {n_embd} are not whole blocks of {ty}, and no fallback type is known"),
-        }
+    let chosen = match ty {
+        GgmlType::Q4_K | GgmlType::Q5_K => GgmlType::Q5_0,
+        GgmlType::Q6_K => GgmlType::Q8_0,
+        GgmlType::Q2_K | GgmlType::Q3_K => GgmlType::Q4_0,
+        t => t,
     };
     ensure!(
         crate::engine::can_quantize(chosen.0) && n_embd % chosen.layout().map_or(1, |b| b.block_elems as usize) == 0,
-        "a neuron-major ffn_down needs requantization into {chosen}, which is not supported (supported: Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K..Q6_K)"
+        "a neuron-major ffn_down of {ty} needs rows of {n_embd} in {chosen}, which cannot be made \
+         (supported: Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K..Q6_K, with rows of whole blocks)"
     );
     Ok(chosen)
 }
