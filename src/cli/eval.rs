@@ -71,6 +71,7 @@ pub fn run(a: EvalArgs) -> anyhow::Result<()> {
         chat: a.chat,
         mem_cap: a.mem_cap,
         speed_only: a.speed_only,
+        vote: a.compute.vote,
     };
     let outcome = run_eval(&req)?;
     append_row(&a.out, &outcome.row)?;

@@ -176,6 +176,8 @@ pub struct EvalRequest {
     /// Speed and memory only: generate exactly this many tokens per prompt, no stop
     /// strings, no scores (the only mode for synthetic random-weight models).
     pub speed_only: Option<usize>,
+    /// What prompt tokens rank their neurons by when they vote (with `compute`).
+    pub vote: crate::compute::Vote,
 }
 
 /// One CSV row.
@@ -303,6 +305,10 @@ pub struct EvalRow {
     /// before this column existed read as `false`, which is what they ran.
     #[serde(default)]
     pub chat: bool,
+    /// Selection variant beyond the paper's ([`variant_label`]; empty for the
+    /// paper's, and in files written before this column).
+    #[serde(default)]
+    pub variant: String,
 }
 
 impl EvalRow {
@@ -407,6 +413,7 @@ pub fn run_eval(req: &EvalRequest) -> anyhow::Result<EvalOutcome> {
         .collect::<Result<_, _>>()?;
     let n_ctx = (prompts.iter().map(Vec::len).max().unwrap_or(0) + max_tokens + 8).next_multiple_of(256) as u32;
     let mut s = SelectiveSession::new(&model, plan, SessionOptions { n_ctx, n_batch: 512, threads: req.threads, observer: None })?;
+    s.set_vote(req.vote);
     let opts = GenerateOptions { max_tokens, ignore_eog: req.speed_only.is_some(), ..Default::default() };
     let bar = crate::profile::progress_bar(true, eval.len() as u64, &format!("eval {} {}", req.method.name(), req.task));
     let (mut pre, mut dec, mut sel_ms, mut outputs) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
@@ -479,6 +486,7 @@ pub fn run_eval(req: &EvalRequest) -> anyhow::Result<EvalOutcome> {
         synthetic,
         threads: req.threads,
         chat: req.chat,
+        variant: variant_label(meta.as_ref(), req.compute.as_ref().map(|_| req.vote)),
     };
     if req.speed_only.is_none() {
         for (m, iv) in task_intervals(req.task, &preds, &refs)? {
@@ -490,6 +498,16 @@ pub fn run_eval(req: &EvalRequest) -> anyhow::Result<EvalOutcome> {
     row.wall_s = t0.elapsed().as_secs_f64();
     row.cap_max_usage_bytes = cap.as_ref().map(|c| c.max_usage_bytes());
     Ok(EvalOutcome { row, outputs })
+}
+
+/// The selection variant a row measured, beyond the paper's (empty for the
+/// paper's): the slice's importance, budget and compensation, and `vote=signed`.
+pub fn variant_label(meta: Option<&crate::select::SliceMeta>, vote: Option<crate::compute::Vote>) -> String {
+    let mut parts: Vec<String> = meta.map(|m| m.variant.label()).filter(|l| !l.is_empty()).into_iter().collect();
+    if vote == Some(crate::compute::Vote::Signed) {
+        parts.push("vote=signed".into());
+    }
+    parts.join(",")
 }
 
 /// Appends `row` to the CSV file at `path` (writing the header if the file is new)
@@ -564,10 +582,10 @@ mod tests {
         let text = std::fs::read_to_string(&path).unwrap();
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.len(), 4, "{text}");
-        assert!(lines[0].ends_with(",threads,chat"), "{}", lines[0]);
+        assert!(lines[0].ends_with(",threads,chat,variant"), "{}", lines[0]);
         assert!(lines[0].contains(",em,em_lo,em_hi,f1,f1_lo,f1_hi,") && lines[0].contains(",decode_tps,select_ms,"), "{}", lines[0]);
-        assert!(lines[1].ends_with(",false,2,false"), "{}", lines[1]);
-        assert!(lines[2].ends_with(",false,2,true"), "{}", lines[2]);
+        assert!(lines[1].ends_with(",false,2,false,"), "{}", lines[1]);
+        assert!(lines[2].ends_with(",false,2,true,"), "{}", lines[2]);
         assert_eq!(lines[2], lines[3]);
         let rows: Vec<EvalRow> = csv::Reader::from_reader(text.as_bytes()).deserialize().map(Result::unwrap).collect();
         assert_eq!(rows.iter().map(|r| (r.chat, r.f1)).collect::<Vec<_>>(), [(false, Some(2.0)), (true, Some(5.0)), (true, Some(5.0))]);

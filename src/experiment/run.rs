@@ -57,6 +57,19 @@ pub fn row_matches(row: &EvalRow, cell: &Cell, file: &str, examples: usize) -> b
         && row.mem_cap_bytes == cell.mem_cap
         && row.speed_only_tokens == cell.speed_only
         && !row.chat
+        && row.variant == cell_variant(cell)
+}
+
+/// What a cell's row records as its variant ([`crate::eval::harness::variant_label`]).
+fn cell_variant(cell: &Cell) -> String {
+    let mut parts: Vec<String> = match &cell.prep {
+        Prep::ProfileSlice { variant, .. } => Some(variant.label()).filter(|l| !l.is_empty()).into_iter().collect(),
+        _ => Vec::new(),
+    };
+    if cell.compute.is_some() && cell.vote == crate::compute::Vote::Signed {
+        parts.push("vote=signed".into());
+    }
+    parts.join(",")
 }
 
 /// Runs child `selectinfer` commands, sharing the terminal with the bars.
@@ -194,9 +207,11 @@ pub fn prepare_file(r: &Runner, m: &ModelSpec, pm: &PreparedModel, prep: &Prep) 
                 }
             }
         }
-        Prep::ProfileSlice { task, load, static_share, layers } => {
+        Prep::ProfileSlice { task, load, static_share, layers, variant } => {
             if !slice_is_current(&path, pm, prep, Some(&m.profile))? {
                 let mut args = vec!["slice".into(), "-m".into(), f16, "--profile".into(), m.profile.display().to_string(), "--task".into(), task.name().into()];
+                args.extend(["--importance".into(), variant.importance.name().into(), "--compensate".into(), format!("{:?}", variant.compensation).to_lowercase()]);
+                args.extend(["--budget".into(), format!("{:?}", variant.budget).to_lowercase(), "--budget-floor".into(), variant.budget_floor.to_string()]);
                 args.extend(slice_args(*load, *static_share, layers, &path));
                 r.step(&format!("{} slice", m.name), &args)?;
             }
@@ -236,11 +251,13 @@ fn slice_is_current(path: &Path, pm: &PreparedModel, prep: &Prep, profile: Optio
     };
     let info = ModelInfo::from_gguf(&GgufFile::read(&pm.f16)?)?;
     let range = layers.clone().unwrap_or_else(|| crate::select::default_layer_range(info.n_layer));
-    let source_ok = meta.source_sha256 == pm.f16_sha256 && close(meta.load, load) && close(meta.static_share, static_share) && meta.layer_start == range.start && meta.layer_end == range.end;
+    // A sensitivity budget chooses its own range (the layers that keep fewer than all).
+    let range_ok = (meta.layer_start == range.start && meta.layer_end == range.end) || meta.variant.budget == crate::select::variant::Budget::Sensitivity;
+    let source_ok = meta.source_sha256 == pm.f16_sha256 && close(meta.load, load) && close(meta.static_share, static_share) && range_ok;
     let selection_ok = match prep {
-        Prep::ProfileSlice { task, .. } => {
-            let dir = profile.expect("profile slices come with a profile");
-            meta.selection == "profile" && meta.profile_sha256 == Some(crate::select::rewrite::profile_sha256(dir, *task)?)
+        Prep::ProfileSlice { task, variant, .. } => {
+            let dir = variant.importance.ranking_dir(profile.expect("profile slices come with a profile"));
+            meta.selection == "profile" && meta.variant == *variant && meta.profile_sha256 == Some(crate::select::rewrite::profile_sha256(&dir, *task)?)
         }
         Prep::RandomSlice { seed, .. } => meta.selection == "random" && meta.random_seed == Some(*seed),
         _ => false,
@@ -256,6 +273,9 @@ pub fn eval_args(cell: &Cell, file: &Path, csv: &Path, outputs: Option<&Path>, t
     a.extend(["--out".into(), csv.display().to_string()]);
     if let Some((phi, alpha)) = cell.compute {
         a.extend(["--compute".into(), phi.to_string(), "--token-share".into(), alpha.to_string()]);
+    }
+    if cell.compute.is_some() && cell.vote != crate::compute::Vote::Abs {
+        a.extend(["--vote".into(), cell.vote.name().into()]);
     }
     if cell.no_static {
         a.push("--no-static".into());

@@ -18,6 +18,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, ensure, Context};
 
 use super::plan::{keep_from_profile, keep_random, LayerKeep};
+use super::variant::SliceVariant;
 use crate::engine::{dequantize, quantize_rows, LoadOptions, Model};
 use crate::gguf::{GgmlType, GgufFile, GgufWriter, TensorInfo, TensorSpec, Value};
 use crate::model::{split_block_name, ModelInfo};
@@ -119,6 +120,8 @@ pub struct SliceMeta {
     pub kept: Vec<Option<Vec<u32>>>,
     /// Static original neuron indices per layer, for sparsified layers.
     pub static_set: Vec<Option<Vec<u32>>>,
+    /// Importance, budget and compensation ([`super::variant`]).
+    pub variant: SliceVariant,
 }
 
 fn key(s: &str) -> String {
@@ -150,6 +153,7 @@ impl SliceMeta {
             source_ffn_bytes: num("source_ffn_bytes")? as u64,
             kept: per_layer("kept"),
             static_set: per_layer("static"),
+            variant: SliceVariant::from_gguf(g),
             source_n_ff,
         }))
     }
@@ -175,6 +179,7 @@ impl SliceMeta {
         if let Some(p) = &self.profile_sha256 {
             m.push((key("profile_sha256"), Value::String(p.clone())));
         }
+        m.extend(self.variant.to_metadata());
         for (l, (kept, stat)) in self.kept.iter().zip(&self.static_set).enumerate() {
             if let (Some(kept), Some(stat)) = (kept, stat) {
                 m.push((key(&format!("blk.{l}.kept")), Value::u32s(kept.iter().copied())));
@@ -205,8 +210,13 @@ pub fn profile_sha256(dir: &Path, task: Task) -> std::io::Result<String> {
     Ok(crate::profile::sha256_hex(h.as_bytes()))
 }
 
-/// Slices `req.model` into `req.output`.
+/// Slices `req.model` into `req.output` (the paper's selection).
 pub fn slice_model(req: &SliceRequest) -> anyhow::Result<SliceReport> {
+    slice_model_with(req, &SliceVariant::default())
+}
+
+/// Slices `req.model` into `req.output` with a selection variant.
+pub fn slice_model_with(req: &SliceRequest, variant: &SliceVariant) -> anyhow::Result<SliceReport> {
     ensure!(req.load > 0.0 && req.load <= 1.0, "--load (gamma) must be in (0, 1], got {}", req.load);
     ensure!(
         req.static_share >= 0.0 && req.static_share <= req.load,
@@ -232,6 +242,11 @@ pub fn slice_model(req: &SliceRequest) -> anyhow::Result<SliceReport> {
         info.n_layer
     );
 
+    let profile = match &req.source {
+        SliceSource::Profile { dir, task } => Some((dir.as_path(), *task)),
+        SliceSource::Random { .. } => None,
+    };
+    let (range, base_loads) = variant.layer_loads(&src, &info, range, req.load, profile)?;
     let source_sha = match &req.source_sha256 {
         Some(sha) => sha.clone(),
         None => file_sha256(&req.model).with_context(|| format!("hashing {}", req.model.display()))?,
@@ -243,7 +258,7 @@ pub fn slice_model(req: &SliceRequest) -> anyhow::Result<SliceReport> {
             let name = format!("blk.{l}.ffn_down.weight");
             let down = src.tensor(&name).with_context(|| format!("{} has no {name}", req.model.display()))?;
             if !down.ty.is_quantized() || !range.contains(&l) {
-                return Ok(req.load);
+                return Ok(base_loads[l]);
             }
             ensure!(
                 crate::engine::can_quantize(down.ty.0),
@@ -253,11 +268,12 @@ pub fn slice_model(req: &SliceRequest) -> anyhow::Result<SliceReport> {
                 down.ty
             );
             let block = down.ty.layout().map_or(1, |b| b.block_elems as usize);
-            Ok(block_rounded_load(req.load, info.n_ff[l] as usize, block))
+            Ok(block_rounded_load(base_loads[l], info.n_ff[l] as usize, block))
         })
         .collect::<anyhow::Result<_>>()?;
     let (keeps, task, seed, profile_sha) = match &req.source {
         SliceSource::Profile { dir, task } => {
+            let dir = &variant.importance.ranking_dir(dir);
             let fp = fingerprint_with_sha256(&req.model, &info, source_sha.clone());
             let (base_path, sec_path) = (task_ranking_path(dir, *task), model_ranking_path(dir));
             let base = read_ranking(&base_path, dir)?;
@@ -279,7 +295,9 @@ pub fn slice_model(req: &SliceRequest) -> anyhow::Result<SliceReport> {
         }
     };
 
+    let biases = variant.compensation_biases(&src, &info, &keeps, profile)?;
     let meta = SliceMeta {
+        variant: *variant,
         load: req.load,
         static_share: req.static_share,
         selection: if task.is_some() { "profile" } else { "random" }.into(),
@@ -294,7 +312,7 @@ pub fn slice_model(req: &SliceRequest) -> anyhow::Result<SliceReport> {
         kept: keeps.iter().map(|k| k.as_ref().map(|k| k.kept.clone())).collect(),
         static_set: keeps.iter().map(|k| k.as_ref().map(|k| k.static_set.clone())).collect(),
     };
-    let down_requantized = write_sliced(&src, &info, &keeps, &meta, &req.output)?;
+    let down_requantized = write_sliced(&src, &info, &keeps, &meta, &biases, &req.output)?;
 
     let out = ModelInfo::read(&req.output)?;
     if req.verify {
@@ -337,7 +355,14 @@ fn op_for<'k>(t: &TensorInfo, keeps: &'k [Option<LayerKeep>], n_ff: &[u64]) -> O
 }
 
 /// Writes the sliced file; returns whether a quantized ffn_down was requantized.
-fn write_sliced(src: &GgufFile, info: &ModelInfo, keeps: &[Option<LayerKeep>], meta: &SliceMeta, out: &Path) -> anyhow::Result<bool> {
+fn write_sliced(
+    src: &GgufFile,
+    info: &ModelInfo,
+    keeps: &[Option<LayerKeep>],
+    meta: &SliceMeta,
+    biases: &[(String, Vec<f32>)],
+    out: &Path,
+) -> anyhow::Result<bool> {
     let arch = &info.architecture;
     let new_ff: Vec<u64> = (0..info.n_layer)
         .map(|l| match &keeps[l] {
@@ -371,6 +396,7 @@ fn write_sliced(src: &GgufFile, info: &ModelInfo, keeps: &[Option<LayerKeep>], m
             }
             s
         })
+        .chain(biases.iter().map(|(name, b)| TensorSpec { name: name.clone(), dims: vec![b.len() as u64], ty: GgmlType::F32 }))
         .collect();
 
     let mut w = GgufWriter::create(out, &metadata, specs)?;
@@ -383,6 +409,9 @@ fn write_sliced(src: &GgufFile, info: &ModelInfo, keeps: &[Option<LayerKeep>], m
             Op::Columns(kept) => gather_columns(&data, t, kept)?.1,
         };
         w.write_tensor(&new)?;
+    }
+    for (_, b) in biases {
+        w.write_tensor(&encode_floats(b, GgmlType::F32).expect("F32 encodes"))?;
     }
     w.finish()?;
     Ok(down_requantized)
