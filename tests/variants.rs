@@ -328,3 +328,46 @@ fn eval_rows_record_the_variant() {
     assert_eq!(rows[0].variant, "importance=contribution,compensation=mean,vote=signed");
     assert_eq!(rows[1].variant, "importance=contribution,compensation=mean");
 }
+
+#[test]
+fn answer_perplexity_equals_one_prefill_over_prompt_and_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = common::write_tiny_qa(dir.path());
+    let model_path = common::tiny_model(SynthArch::Llama);
+    let per = dir.path().join("per.jsonl");
+    let csv = dir.path().join("a.csv");
+    let args = |extra: &[&str]| {
+        let mut v = vec!["perplexity", "-m", model_path.to_str().unwrap(), "--task", "qa", "--data", data.to_str().unwrap(), "--answers", "--threads", "2"];
+        v.extend_from_slice(extra);
+        v.into_iter().map(String::from).collect::<Vec<_>>()
+    };
+    let run = |a: Vec<String>| {
+        let o = common::selectinfer(&a.iter().map(String::as_str).collect::<Vec<_>>());
+        assert!(o.status.success(), "{}", common::text(&o).1);
+        common::text(&o).0
+    };
+    run(args(&["--per-example", per.to_str().unwrap(), "--out", csv.to_str().unwrap()]));
+    // Independent: one prefill of prompt + answer, the NLL read at the answer positions.
+    let model = Model::load(&model_path, &LoadOptions::default()).unwrap();
+    let mut s = Session::new(&model, SessionOptions { n_ctx: 256, n_batch: 256, threads: 2, observer: None }).unwrap();
+    let examples = selectinfer::tasks::read_examples(&data, Task::Qa).unwrap();
+    let eval = Split::Eval.select(&examples);
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&per).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines.len(), eval.len());
+    for (ex, line) in eval.iter().zip(&lines) {
+        let prompt = model.tokenize(&ex.prompt(), true, false);
+        let answer = model.tokenize(&format!(" {}", ex.references[0]), false, false);
+        let all: Vec<i32> = prompt.iter().chain(&answer).copied().collect();
+        let logits = s.eval_all_logits(&all).unwrap();
+        let want: f64 = (0..answer.len()).map(|j| selectinfer::eval::perplexity::nll(&logits[prompt.len() - 1 + j], answer[j] as usize)).sum();
+        assert_eq!(line["tokens"].as_u64().unwrap() as usize, answer.len());
+        let got = line["nll"].as_f64().unwrap();
+        assert!((got - want).abs() < 1e-3 * want.abs().max(1.0), "{}: {got} vs {want}", ex.id);
+    }
+    // A run paired with itself differs by exactly zero.
+    let out = run(args(&["--paired-with", per.to_str().unwrap()]));
+    assert!(out.contains("paired difference to") && out.contains("+0.0000 [95% CI +0.0000, +0.0000]"), "{out}");
+    let text = std::fs::read_to_string(&csv).unwrap();
+    assert!(text.starts_with("timestamp,git_commit,model,variant,task,data,examples,shots,load,compute,token_share,tokens,ppl,ppl_lo,ppl_hi"), "{text}");
+    common::assert_clean_failure(&["perplexity", "-m", model_path.to_str().unwrap(), "--compute", "0.4"], "--compute applies to --answers only");
+}

@@ -5,6 +5,7 @@
 //! against [`crate::tasks::Example::references`] with the metric the task's papers
 //! report ([`metrics`]), with 95% bootstrap intervals ([`bootstrap`]).
 
+pub mod answers;
 pub mod bootstrap;
 pub mod harness;
 pub mod metrics;
