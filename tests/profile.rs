@@ -126,7 +126,7 @@ fn profile_counts_each_token_once_and_ranks_deterministically() {
     let again = run_profile(&request(&model_path, &data, &dir.path().join("p2"), Task::Translate)).unwrap();
     assert_eq!(out.raw.halves, again.raw.halves, "same prompts, same statistics");
     let written = ranking::merge_dir(&dir.path().join("p1")).unwrap();
-    assert_eq!(written.len(), 2);
+    assert_eq!(written.len(), 4, "task and model rankings, by activation and (DIR/contribution/) by contribution");
     let r = ranking::read_ranking(&ranking::task_ranking_path(&dir.path().join("p1"), Task::Translate), dir.path()).unwrap();
     assert_eq!(r.kind, RankingKind::Task);
     // The ranking equals an independent sort of sums / tokens.

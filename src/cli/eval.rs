@@ -73,6 +73,7 @@ impl EvalArgs {
             chat: self.chat,
             mem_cap: self.mem_cap,
             speed_only: self.speed_only,
+            vote: self.compute.vote,
         }
     }
 }

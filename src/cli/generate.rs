@@ -75,6 +75,10 @@ pub struct ComputeArgs {
     /// alpha: share of the loaded neurons each prompt token votes for, by |activation|.
     #[arg(long = "token-share", default_value_t = 0.2)]
     pub token_share: f64,
+    /// What each prompt token ranks its neurons by when it votes: |activation| (abs)
+    /// or signed activation (signed, as the paper's public code does).
+    #[arg(long, value_enum, default_value_t = crate::compute::Vote::Abs)]
+    pub vote: crate::compute::Vote,
     /// Ignore the file's static neurons: dynamic only (CoreInfer).
     #[arg(long)]
     pub no_static: bool,
@@ -154,6 +158,7 @@ pub fn run(args: GenerateArgs) -> anyhow::Result<()> {
         Some(phi) => {
             let plan = ComputePlan::for_model(model.gguf(), &args.compute.options(phi))?;
             let mut s = SelectiveSession::new(&model, plan, session_opts)?;
+            s.set_vote(args.compute.vote);
             let (_, stats, sel) = s.generate(&tokens, &opts, on_text)?;
             (stats, Some(sel))
         }

@@ -8,6 +8,7 @@ mod eval;
 mod experiment;
 pub mod generate;
 mod inspect;
+mod answers;
 mod perplexity;
 mod profile;
 mod slice;

@@ -41,9 +41,34 @@ pub struct PerplexityArgs {
     /// Also append the result as a row to this CSV file (created with a header if new).
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// With --task: answer perplexity instead, the NLL of each evaluation example's
+    /// reference answer teacher-forced through decode after its prompt was prefilled
+    /// and (with --compute) its dynamic neurons selected, with a 95% bootstrap
+    /// interval over examples.
+    #[arg(long, requires = "task")]
+    pub answers: bool,
+    /// Answer perplexity: most evaluation examples (default: all).
+    #[arg(long, requires = "answers")]
+    pub limit: Option<usize>,
+    /// Answer perplexity: solved examples from the profiling split before each prompt.
+    #[arg(long, default_value_t = 0, requires = "answers")]
+    pub shots: usize,
+    /// Answer perplexity: write each example's answer tokens and NLL to this JSON Lines file.
+    #[arg(long, requires = "answers")]
+    pub per_example: Option<PathBuf>,
+    /// Answer perplexity: also the paired difference to the per-example file of
+    /// another run on the same examples (--per-example of that run).
+    #[arg(long, requires = "answers")]
+    pub paired_with: Option<PathBuf>,
+    #[command(flatten)]
+    pub compute: super::generate::ComputeArgs,
 }
 
 pub fn run(a: PerplexityArgs) -> anyhow::Result<()> {
+    if a.answers {
+        return super::answers::run(&a);
+    }
+    anyhow::ensure!(a.compute.compute.is_none(), "--compute applies to --answers only (perplexity scores prefill tokens, which compute densely)");
     let t0 = Instant::now();
     let data = a.data.clone().unwrap_or_else(|| PathBuf::from(a.task.map_or("data/wikitext2_raw_test.txt", Task::bundled_data)));
     let text = match a.task {

@@ -6,7 +6,8 @@ use anyhow::bail;
 
 use crate::output::{format_bytes, Table};
 use crate::select::rewrite::parse_layer_range;
-use crate::select::{slice_model, DownLayout, SliceRequest, SliceSource};
+use crate::select::variant::{Budget, Compensation, Importance, SliceVariant};
+use crate::select::{slice_model_with, DownLayout, SliceRequest, SliceSource};
 use crate::tasks::Task;
 
 /// Arguments of `slice`.
@@ -45,6 +46,27 @@ pub struct SliceArgs {
     /// rows are not whole blocks, e.g. Q6_K -> Q8_0 for a hidden size of 576).
     #[arg(long, value_enum, default_value_t = DownLayout::default())]
     pub down_layout: DownLayout,
+    /// Neuron importance of the profile's rankings: mean |activation| (the paper's)
+    /// or contribution, mean a^2 x ||W_down[:, n]||^2 (DIR/contribution/, written by
+    /// `profile merge` from profiles that record squared activations).
+    #[arg(long, value_enum, default_value_t = Importance::Activation)]
+    pub importance: Importance,
+    /// Spread of the loaded neurons over layers: the same gamma*N in every
+    /// sparsified layer (uniform), or the same total FFN bytes with per-layer widths
+    /// where each neuron captures the largest share of its layer's importance mass
+    /// (sensitivity; the sparsified range becomes the layers that keep fewer than
+    /// all their neurons, and --layers only sets the byte budget).
+    #[arg(long, value_enum, default_value_t = Budget::Uniform)]
+    pub budget: Budget,
+    /// Least load share of any layer under --budget sensitivity (at least the phi
+    /// that decode will compute).
+    #[arg(long, default_value_t = 0.4)]
+    pub budget_floor: f64,
+    /// Compensation of the dropped neurons: none, or their mean contribution over the
+    /// profiling tokens added back as an ffn_down bias (llama architecture only:
+    /// llama.cpp's gemma3 loader reads no down bias).
+    #[arg(long = "compensate", value_enum, default_value_t = Compensation::None)]
+    pub compensation: Compensation,
     /// Output GGUF; written under a temporary name and renamed when complete.
     #[arg(short, long)]
     pub output: PathBuf,
@@ -73,7 +95,11 @@ pub fn run(a: SliceArgs) -> anyhow::Result<()> {
         source_sha256: None,
         down_layout: a.down_layout,
     };
-    let r = slice_model(&req)?;
+    let variant = SliceVariant { importance: a.importance, budget: a.budget, budget_floor: a.budget_floor, compensation: a.compensation };
+    if a.random && !variant.is_default() {
+        bail!("--importance, --budget and --compensate need a profile, not --random");
+    }
+    let r = slice_model_with(&req, &variant)?;
     if a.json {
         println!("{}", serde_json::to_string(&r)?);
         return Ok(());
@@ -88,11 +114,13 @@ pub fn run(a: SliceArgs) -> anyhow::Result<()> {
         format!("{:.1}%", pct(r.total_bytes, r.source_total_bytes)),
     ]);
     print!("{}", t.to_markdown());
+    let widths = &r.n_ff[r.layers.clone()];
+    let widths = if widths.iter().all(|&w| w == widths[0]) { format!("{}", widths[0]) } else { format!("{widths:?}") };
     eprintln!(
-        "slice: layers {}..{} sliced to n_ff {:?}{} -> {}",
+        "slice: layers {}..{} sliced to n_ff {}{} -> {}",
         r.layers.start,
         r.layers.end,
-        r.n_ff.get(r.layers.start).copied().unwrap_or(0),
+        widths,
         match (r.down_requantized, r.down_layout) {
             (true, DownLayout::Columns) => " (quantized ffn_down requantized in its own type; kept widths rounded to its block size)",
             (true, DownLayout::Neurons) => " (ffn_down neuron-major, requantized)",

@@ -26,6 +26,7 @@ use crate::gguf::{GgmlType, GgufFile, TensorInfo};
 use crate::model::{ffn_down_neuron_major, ModelInfo};
 use crate::select::SliceMeta;
 use crate::select::rewrite::{gather_columns, gather_rows};
+pub use select::Vote;
 use select::{compute_set, SelectorState, VoteObserver, Votes};
 
 /// One sparsified layer of a plan.
@@ -196,7 +197,7 @@ impl<'m> SelectiveSession<'m> {
             .iter()
             .map(|l| l.as_ref().map_or(0, |l| ((plan.token_share * l.n_loaded as f64).ceil() as usize).max(1)))
             .collect();
-        let state = Arc::new(Mutex::new(SelectorState { enabled: false, votes: Votes::new(&widths), k_token }));
+        let state = Arc::new(Mutex::new(SelectorState { enabled: false, votes: Votes::new(&widths), k_token, vote: Vote::Abs }));
         opts.observer = Some(Box::new(VoteObserver::new(node, state.clone())));
         let session = Session::new(model, opts)?;
         let n = plan.layers.len();
@@ -241,6 +242,11 @@ impl<'m> SelectiveSession<'m> {
     /// The underlying session.
     pub fn session(&mut self) -> &mut Session<'m> {
         &mut self.session
+    }
+
+    /// Ranks each prompt token's neurons by `vote` from the next prompt on.
+    pub fn set_vote(&mut self, vote: Vote) {
+        self.state.lock().unwrap_or_else(|e| e.into_inner()).vote = vote;
     }
 
     /// The plan.

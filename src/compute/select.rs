@@ -1,13 +1,35 @@
 //! Dynamic neuron selection during prefill (the paper's per-prompt choice).
 //!
 //! For every prompt token of a sparsified layer, the top `alpha` share of the
-//! loaded neurons by |activation| get a vote; after the prompt, the
+//! loaded neurons by |activation| (or, with [`Vote::Signed`], by signed activation,
+//! as the paper's public PartInfer code ranks them) get a vote; after the prompt, the
 //! `round(phi*N) - |static|` most-voted non-static neurons are the dynamic set
 //! (ties to the lower position). Static + dynamic is what decode computes.
 
 use std::sync::{Arc, Mutex};
 
 use crate::engine::{ObservedTensor, TensorObserver};
+
+/// What a token's neurons are ranked by when it votes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Vote {
+    /// |a| (ours; a large negative activation counts as much as a positive one).
+    #[default]
+    Abs,
+    /// a, signed (the paper's public code: the largest positive activations).
+    Signed,
+}
+
+impl Vote {
+    /// Name as on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Vote::Abs => "abs",
+            Vote::Signed => "signed",
+        }
+    }
+}
 
 /// Vote counts of one prompt, per sparsified layer and file position.
 #[derive(Debug, Clone)]
@@ -25,8 +47,8 @@ impl Votes {
     }
 
     /// Adds the votes of `n_tokens` rows of activations of `layer`: each row votes
-    /// for its `k` largest |a| (ties to the lower position).
-    pub fn add_rows(&mut self, layer: usize, data: &[f32], width: usize, k: usize) {
+    /// for its `k` largest |a| (or a, for [`Vote::Signed`]; ties to the lower position).
+    pub fn add_rows(&mut self, layer: usize, data: &[f32], width: usize, k: usize, vote: Vote) {
         let Some(Some(votes)) = self.layers.get_mut(layer) else { return };
         let k = k.min(width);
         if k == 0 {
@@ -36,7 +58,11 @@ impl Votes {
         for row in data.chunks_exact(width) {
             idx.clear();
             idx.extend(0..width as u32);
-            let key = |i: &u32| (std::cmp::Reverse(OrdF32(row[*i as usize].abs())), *i);
+            let value = |i: u32| match vote {
+                Vote::Abs => row[i as usize].abs(),
+                Vote::Signed => row[i as usize],
+            };
+            let key = |i: &u32| (std::cmp::Reverse(OrdF32(value(*i))), *i);
             idx.select_nth_unstable_by_key(k - 1, key);
             for &i in &idx[..k] {
                 votes[i as usize] += 1;
@@ -89,6 +115,8 @@ pub struct SelectorState {
     pub votes: Votes,
     /// Per layer: how many neurons each token votes for.
     pub k_token: Vec<usize>,
+    /// What tokens rank their neurons by.
+    pub vote: Vote,
 }
 
 /// The eval-callback observer that collects [`Votes`] while enabled.
@@ -119,8 +147,8 @@ impl TensorObserver for VoteObserver {
     fn observe(&mut self, t: ObservedTensor<'_>) {
         let Some(l) = self.layer_of(t.name) else { return };
         let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        let k = s.k_token[l];
-        s.votes.add_rows(l, t.data, t.ne[0], k);
+        let (k, vote) = (s.k_token[l], s.vote);
+        s.votes.add_rows(l, t.data, t.ne[0], k, vote);
     }
 }
 
@@ -132,15 +160,19 @@ mod tests {
     fn votes_count_top_share_per_token() {
         let mut v = Votes::new(&[Some(4), None]);
         // Two tokens, top 2 by |a| each: {1, 2}, then {3, 0} (0 beats 1 on the tie at 1.0).
-        v.add_rows(0, &[0.1, -5.0, 3.0, 0.0, 1.0, 1.0, -0.5, 2.0], 4, 2);
+        v.add_rows(0, &[0.1, -5.0, 3.0, 0.0, 1.0, 1.0, -0.5, 2.0], 4, 2, Vote::Abs);
         assert_eq!(v.layers[0].as_ref().unwrap(), &vec![1, 1, 1, 1]);
         // Ties: |1.0| at positions 0 and 1 -> lower position wins for the last slot.
         let mut t = Votes::new(&[Some(3)]);
-        t.add_rows(0, &[1.0, 1.0, 2.0], 3, 2);
+        t.add_rows(0, &[1.0, 1.0, 2.0], 3, 2, Vote::Abs);
         assert_eq!(t.layers[0].as_ref().unwrap(), &vec![1, 0, 1]);
         assert_eq!(t.tokens[0], 1);
-        v.add_rows(1, &[1.0; 4], 4, 2); // not sparsified: ignored
+        v.add_rows(1, &[1.0; 4], 4, 2, Vote::Abs); // not sparsified: ignored
         assert_eq!(v.tokens, vec![2, 0]);
+        // Signed: the largest values, so -5.0 loses to 0.1 and 0.0.
+        let mut s = Votes::new(&[Some(4)]);
+        s.add_rows(0, &[0.1, -5.0, 3.0, 0.0, 1.0, 1.0, -0.5, 2.0], 4, 2, Vote::Signed);
+        assert_eq!(s.layers[0].as_ref().unwrap(), &vec![2, 0, 1, 1]);
     }
 
     #[test]

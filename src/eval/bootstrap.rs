@@ -189,7 +189,7 @@ impl Interval {
 }
 
 /// The 95% percentile interval of bootstrap values, at sacrebleu's ranks.
-fn percentile_interval(point: f64, mut values: Vec<f64>) -> Interval {
+pub fn percentile_interval(point: f64, mut values: Vec<f64>) -> Interval {
     values.sort_by(f64::total_cmp);
     let k = values.len() / 40;
     Interval { point, lo: values[k], hi: values[values.len() - k - 1] }

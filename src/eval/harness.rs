@@ -84,6 +84,8 @@ pub struct EvalRequest {
     /// Speed and memory only: generate exactly this many tokens per prompt, no stop
     /// strings, no scores (the only mode for synthetic random-weight models).
     pub speed_only: Option<usize>,
+    /// What prompt tokens rank their neurons by when they vote (with `compute`).
+    pub vote: crate::compute::Vote,
 }
 
 
@@ -146,6 +148,7 @@ pub fn run_eval(req: &EvalRequest) -> anyhow::Result<EvalOutcome> {
         .collect::<Result<_, _>>()?;
     let n_ctx = (prompts.iter().map(Vec::len).max().unwrap_or(0) + max_tokens + 8).next_multiple_of(256) as u32;
     let mut s = SelectiveSession::new(&model, plan, SessionOptions { n_ctx, n_batch: 512, threads: req.threads, observer: None })?;
+    s.set_vote(req.vote);
     let opts = GenerateOptions { max_tokens, ignore_eog: req.speed_only.is_some(), ..Default::default() };
     let bar = crate::output::progress_bar(true, eval.len() as u64, &format!("eval {} {}", req.method.name(), req.task));
     let (mut pre, mut dec, mut sel_ms, mut outputs) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
@@ -218,6 +221,7 @@ pub fn run_eval(req: &EvalRequest) -> anyhow::Result<EvalOutcome> {
         synthetic,
         threads: req.threads,
         chat: req.chat,
+        variant: variant_label(meta.as_ref(), req.compute.as_ref().map(|_| req.vote)),
     };
     if req.speed_only.is_none() {
         for (m, iv) in task_intervals(req.task, &preds, &refs)? {
@@ -241,4 +245,14 @@ mod tests {
         assert_eq!(cut_at_stop("no stop", &["\n"]), "no stop");
         assert_eq!(cut_at_stop("\n\nleading newlines\nrest", &["\n"]), "leading newlines");
     }
+}
+
+/// The selection variant a row measured, beyond the paper's (empty for the
+/// paper's): the slice's importance, budget and compensation, and `vote=signed`.
+pub fn variant_label(meta: Option<&crate::select::SliceMeta>, vote: Option<crate::compute::Vote>) -> String {
+    let mut parts: Vec<String> = meta.map(|m| m.variant.label()).filter(|l| !l.is_empty()).into_iter().collect();
+    if vote == Some(crate::compute::Vote::Signed) {
+        parts.push("vote=signed".into());
+    }
+    parts.join(",")
 }

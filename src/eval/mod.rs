@@ -7,6 +7,7 @@
 //! runs one [`method`] on one task and writes one [`row`] of a results CSV;
 //! [`perplexity`] measures a file's perplexity on a text.
 
+pub mod answers;
 pub mod bootstrap;
 pub mod harness;
 pub mod method;

@@ -52,6 +52,9 @@ impl<'a> EvalCall<'a> {
         if let Some((phi, alpha)) = c.compute {
             a.extend(["--compute".into(), phi.to_string(), "--token-share".into(), alpha.to_string()]);
         }
+        if c.compute.is_some() && c.vote != crate::compute::Vote::Abs {
+            a.extend(["--vote".into(), c.vote.name().into()]);
+        }
         if c.no_static {
             a.push("--no-static".into());
         }
@@ -88,6 +91,7 @@ impl<'a> EvalCall<'a> {
             mem_cap_bytes: c.mem_cap,
             speed_only_tokens: c.speed_only,
             chat: false,
+            variant: cell_variant(c),
         }
     }
 
@@ -165,6 +169,8 @@ pub struct RowKey {
     pub mem_cap_bytes: Option<u64>,
     pub speed_only_tokens: Option<usize>,
     pub chat: bool,
+    /// Selection variant beyond the paper's ([`crate::eval::harness::variant_label`]).
+    pub variant: String,
 }
 
 impl RowKey {
@@ -185,8 +191,21 @@ impl RowKey {
             mem_cap_bytes: r.mem_cap_bytes,
             speed_only_tokens: r.speed_only_tokens,
             chat: r.chat,
+            variant: r.variant.clone(),
         }
     }
+}
+
+/// What a cell's row records as its variant ([`crate::eval::harness::variant_label`]).
+fn cell_variant(cell: &Cell) -> String {
+    let mut parts: Vec<String> = match &cell.prep {
+        Prep::ProfileSlice { variant, .. } => Some(variant.label()).filter(|l| !l.is_empty()).into_iter().collect(),
+        _ => Vec::new(),
+    };
+    if cell.compute.is_some() && cell.vote == crate::compute::Vote::Signed {
+        parts.push("vote=signed".into());
+    }
+    parts.join(",")
 }
 
 #[cfg(test)]

@@ -227,6 +227,25 @@ struct RawMethodSpec {
     examples: Option<usize>,
     /// Speed and memory only: tokens generated per prompt, no scores.
     speed_only: Option<usize>,
+    /// Selection variants of profile slices (`slice --importance/--budget/--compensate`).
+    importance: Option<crate::select::variant::Importance>,
+    budget: Option<crate::select::variant::Budget>,
+    budget_floor: Option<Share>,
+    compensate: Option<crate::select::variant::Compensation>,
+    /// What prompt tokens vote by (`--vote`), for computing methods.
+    vote: Option<crate::compute::Vote>,
+}
+
+impl RawMethodSpec {
+    fn variant(&self) -> crate::select::variant::SliceVariant {
+        let d = crate::select::variant::SliceVariant::default();
+        crate::select::variant::SliceVariant {
+            importance: self.importance.unwrap_or(d.importance),
+            budget: self.budget.unwrap_or(d.budget),
+            budget_floor: self.budget_floor.map_or(d.budget_floor, |s| s.0),
+            compensation: self.compensate.unwrap_or(d.compensation),
+        }
+    }
 }
 
 impl TryFrom<RawMethodSpec> for MethodSpec {
@@ -245,6 +264,13 @@ impl TryFrom<RawMethodSpec> for MethodSpec {
         }
         if r.seed.is_some() && !matches!(r.method, Method::RandomLoading | Method::CoreinferLoading) {
             return refuse("seed (only random-loading and coreinfer-loading draw neurons)");
+        }
+        let variant_keys = r.importance.is_some() || r.budget.is_some() || r.budget_floor.is_some() || r.compensate.is_some();
+        if variant_keys && !matches!(r.method, Method::DenseLoaded | Method::Selectinfer) {
+            return refuse("importance, budget, budget_floor or compensate (only profile slices: dense-loaded, selectinfer)");
+        }
+        if r.vote.is_some() && !r.method.computes() {
+            return refuse("vote");
         }
         if r.layers.is_some() && !(r.method.slices() || r.method.computes()) {
             return refuse("layers");
@@ -295,7 +321,7 @@ pub enum Prep {
     /// llama.cpp's quantizer on the F16 reference.
     Quant(&'static str),
     /// A profile-guided slice of the F16 reference.
-    ProfileSlice { task: Task, load: f64, static_share: f64, layers: Option<Range<usize>> },
+    ProfileSlice { task: Task, load: f64, static_share: f64, layers: Option<Range<usize>>, variant: crate::select::variant::SliceVariant },
     /// A random slice of the F16 reference.
     RandomSlice { load: f64, static_share: f64, layers: Option<Range<usize>>, seed: u64 },
 }
@@ -327,6 +353,8 @@ pub struct Cell {
     pub mem_cap: Option<u64>,
     /// Speed-only tokens.
     pub speed_only: Option<usize>,
+    /// What prompt tokens vote by.
+    pub vote: crate::compute::Vote,
 }
 
 impl Experiment {
@@ -421,7 +449,7 @@ impl Experiment {
             Method::Q4_0 => Prep::Quant("q4_0"),
             Method::Q4KM => Prep::Quant("q4_k_m"),
             Method::Q8_0 => Prep::Quant("q8_0"),
-            Method::DenseLoaded | Method::Selectinfer => Prep::ProfileSlice { task: ts.task, load, static_share, layers: layers.clone() },
+            Method::DenseLoaded | Method::Selectinfer => Prep::ProfileSlice { task: ts.task, load, static_share, layers: layers.clone(), variant: r.variant() },
             Method::RandomLoading | Method::CoreinferLoading => Prep::RandomSlice { load, static_share: slice_static, layers: layers.clone(), seed: r.seed.unwrap_or(0) },
         };
         Cell {
@@ -437,8 +465,25 @@ impl Experiment {
             compute_layers: if m.method == Method::Coreinfer { layers } else { None },
             mem_cap,
             speed_only: r.speed_only,
+            vote: if compute.is_some() { r.vote.unwrap_or_default() } else { crate::compute::Vote::Abs },
         }
     }
+}
+
+/// The file-name suffix of a slice variant (empty for the paper's selection).
+fn variant_suffix(v: &crate::select::variant::SliceVariant) -> String {
+    use crate::select::variant::{Budget, Compensation, Importance};
+    let mut s = String::new();
+    if v.importance == Importance::Contribution {
+        s.push_str("-contribution");
+    }
+    if v.budget == Budget::Sensitivity {
+        s.push_str(&format!("-sensitivity{}", share_text(v.budget_floor)));
+    }
+    if v.compensation == Compensation::Mean {
+        s.push_str("-compensate");
+    }
+    s
 }
 
 /// How a share is written in file names: at least one decimal (`0.7`, `1.0`).
@@ -458,7 +503,9 @@ impl Prep {
         let file = match self {
             Prep::F16 => format!("{name}.F16.gguf"),
             Prep::Quant(q) => format!("{name}.{q}.gguf"),
-            Prep::ProfileSlice { task, load, static_share, layers: l } => format!("{name}.F16.{task}-load{}{}{}.gguf", share_text(*load), stat(*static_share), layers(l)),
+            Prep::ProfileSlice { task, load, static_share, layers: l, variant } => {
+                format!("{name}.F16.{task}-load{}{}{}{}.gguf", share_text(*load), stat(*static_share), layers(l), variant_suffix(variant))
+            }
             Prep::RandomSlice { load, static_share, layers: l, seed } => format!(
                 "{name}.random-load{}{}{}{}.gguf",
                 share_text(*load),
@@ -535,7 +582,7 @@ methods:
         assert_eq!(cells.len(), 2 + 8 + 1);
         let c = &cells[2];
         assert_eq!((c.method, c.task, c.compute), (Method::Selectinfer, Task::Qa, Some((0.3, 0.2))));
-        assert_eq!(c.prep, Prep::ProfileSlice { task: Task::Qa, load: 0.55, static_share: 0.3, layers: None });
+        assert_eq!(c.prep, Prep::ProfileSlice { task: Task::Qa, load: 0.55, static_share: 0.3, layers: None, variant: Default::default() });
         assert_eq!(c.prep.path("tiny"), Path::new("models/tiny.F16.qa-load0.55.gguf"));
         let last = cells.last().unwrap();
         assert_eq!((last.mem_cap, last.speed_only, last.task), (Some(192 << 20), Some(16), Task::Translate));

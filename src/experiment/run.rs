@@ -163,9 +163,11 @@ pub fn prepare_file(r: &Runner, m: &ModelSpec, pm: &PreparedModel, prep: &Prep) 
                 }
             }
         }
-        Prep::ProfileSlice { task, load, static_share, layers } => {
+        Prep::ProfileSlice { task, load, static_share, layers, variant } => {
             if !slice_is_current(&path, pm, prep, Some(&m.profile))? {
                 let mut args = vec!["slice".into(), "-m".into(), f16, "--profile".into(), m.profile.display().to_string(), "--task".into(), task.name().into()];
+                args.extend(["--importance".into(), variant.importance.name().into(), "--compensate".into(), format!("{:?}", variant.compensation).to_lowercase()]);
+                args.extend(["--budget".into(), format!("{:?}", variant.budget).to_lowercase(), "--budget-floor".into(), variant.budget_floor.to_string()]);
                 args.extend(slice_args(*load, *static_share, layers, &path));
                 r.step(&format!("{} slice", m.name), &args)?;
             }
@@ -205,11 +207,13 @@ fn slice_is_current(path: &Path, pm: &PreparedModel, prep: &Prep, profile: Optio
     };
     let info = ModelInfo::from_gguf(&GgufFile::read(&pm.f16)?)?;
     let range = layers.clone().unwrap_or_else(|| crate::select::default_layer_range(info.n_layer));
-    let source_ok = meta.source_sha256 == pm.f16_sha256 && close(meta.load, load) && close(meta.static_share, static_share) && meta.layer_start == range.start && meta.layer_end == range.end;
+    // A sensitivity budget chooses its own range (the layers that keep fewer than all).
+    let range_ok = (meta.layer_start == range.start && meta.layer_end == range.end) || meta.variant.budget == crate::select::variant::Budget::Sensitivity;
+    let source_ok = meta.source_sha256 == pm.f16_sha256 && close(meta.load, load) && close(meta.static_share, static_share) && range_ok;
     let selection_ok = match prep {
-        Prep::ProfileSlice { task, .. } => {
-            let dir = profile.expect("profile slices come with a profile");
-            meta.selection == "profile" && meta.profile_sha256 == Some(crate::select::rewrite::profile_sha256(dir, *task)?)
+        Prep::ProfileSlice { task, variant, .. } => {
+            let dir = variant.importance.ranking_dir(profile.expect("profile slices come with a profile"));
+            meta.selection == "profile" && meta.variant == *variant && meta.profile_sha256 == Some(crate::select::rewrite::profile_sha256(&dir, *task)?)
         }
         Prep::RandomSlice { seed, .. } => meta.selection == "random" && meta.random_seed == Some(*seed),
         _ => false,

@@ -10,6 +10,7 @@
 
 pub mod ranking;
 pub mod stats;
+pub mod weights;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -151,6 +152,7 @@ pub fn run_profile(req: &ProfileRequest) -> anyhow::Result<ProfileOutcome> {
         template_version: TEMPLATE_VERSION.into(),
         tool_version: env!("CARGO_PKG_VERSION").into(),
         halves: [rec.a.clone(), rec.b.clone()],
+        down_norms: Some(weights::down_column_norms(model.gguf(), info.n_layer)?),
     };
     let raw_path = raw_dir(&req.out_dir).join(format!("{}-{dataset}.json", req.task));
     write_json(&raw_path, &raw)?;

@@ -3,7 +3,9 @@
 //!
 //! Merge math (the paper's): per dataset, score = summed |activation| / tokens;
 //! a task's score is the mean over its datasets; the model score is the mean over
-//! tasks. Each layer's neurons are ranked by score, highest first, ties to the lower
+//! tasks. With [`Importance::Contribution`] the per-dataset score is instead
+//! (summed a^2 / tokens) x ||W_down[:, n]||^2, the neuron's expected squared share
+//! of the FFN output; those rankings go to `DIR/contribution/`. Each layer's neurons are ranked by score, highest first, ties to the lower
 //! index. Raw sums and token counts stay on disk so merges can be redone without
 //! running the model.
 
@@ -109,6 +111,42 @@ pub struct RawProfile {
     pub tool_version: String,
     /// Sums over even-numbered (A) and odd-numbered (B) examples.
     pub halves: [ActivationSums; 2],
+    /// ||W_down[:, n]||^2 per layer and neuron (absent in files written before it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub down_norms: Option<Vec<Vec<f64>>>,
+}
+
+/// What a neuron's score measures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Importance {
+    /// Mean |a_n| per token (the paper's).
+    #[default]
+    Activation,
+    /// Mean a_n^2 per token times ||W_down[:, n]||^2.
+    Contribution,
+}
+
+impl Importance {
+    /// Name as written in files and on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Importance::Activation => "activation",
+            Importance::Contribution => "contribution",
+        }
+    }
+
+    /// Where this importance's rankings live in a profile directory.
+    pub fn ranking_dir(self, dir: &Path) -> PathBuf {
+        match self {
+            Importance::Activation => dir.to_path_buf(),
+            Importance::Contribution => dir.join("contribution"),
+        }
+    }
+
+    fn is_activation(&self) -> bool {
+        *self == Importance::Activation
+    }
 }
 
 impl RawProfile {
@@ -174,6 +212,9 @@ pub struct Ranking {
     pub format: String,
     /// Task or model-wide.
     pub kind: RankingKind,
+    /// What the scores measure (files without the field rank by activation).
+    #[serde(default, skip_serializing_if = "Importance::is_activation")]
+    pub importance: Importance,
     /// The task, for task rankings.
     pub task: Option<Task>,
     /// The profiled model.
@@ -287,8 +328,17 @@ fn short(sha: &str) -> String {
 /// Per-task scores of a set of raw files, with `half` selecting both halves
 /// (`None`), or only A (`Some(0)`) or B (`Some(1)`).
 pub fn task_scores(raws: &[RawProfile], half: Option<usize>) -> BTreeMap<Task, (Vec<Vec<f64>>, Vec<DatasetSummary>)> {
+    task_scores_by(raws, half, |s, _| s.mean())
+}
+
+/// [`task_scores`] with the per-dataset score of `score(sums, raw)`.
+fn task_scores_by(
+    raws: &[RawProfile],
+    half: Option<usize>,
+    score: impl Fn(&ActivationSums, &RawProfile) -> Vec<Vec<f64>>,
+) -> BTreeMap<Task, (Vec<Vec<f64>>, Vec<DatasetSummary>)> {
     // Group runs of the same task and dataset: their sums add before dividing.
-    let mut per_dataset: BTreeMap<(Task, String), (ActivationSums, usize)> = BTreeMap::new();
+    let mut per_dataset: BTreeMap<(Task, String), (ActivationSums, usize, &RawProfile)> = BTreeMap::new();
     for r in raws {
         let sums = match half {
             None => r.total(),
@@ -296,16 +346,16 @@ pub fn task_scores(raws: &[RawProfile], half: Option<usize>) -> BTreeMap<Task, (
         };
         per_dataset
             .entry((r.task, r.dataset.clone()))
-            .and_modify(|(s, n)| {
+            .and_modify(|(s, n, _)| {
                 s.add(&sums);
                 *n += r.examples;
             })
-            .or_insert((sums, r.examples));
+            .or_insert((sums, r.examples, r));
     }
     let mut per_task: BTreeMap<Task, (Vec<Vec<Vec<f64>>>, Vec<DatasetSummary>)> = BTreeMap::new();
-    for ((task, dataset), (sums, examples)) in per_dataset {
+    for ((task, dataset), (sums, examples, raw)) in per_dataset {
         let e = per_task.entry(task).or_default();
-        e.0.push(sums.mean());
+        e.0.push(score(&sums, raw));
         e.1.push(DatasetSummary { task, dataset, examples, tokens: sums.tokens });
     }
     per_task.into_iter().map(|(t, (scores, ds))| (t, (mean_of(&scores), ds))).collect()
@@ -326,10 +376,40 @@ pub fn mean_of(tables: &[Vec<Vec<f64>>]) -> Vec<Vec<f64>> {
     out
 }
 
+/// Per-task contribution scores: per dataset, (summed a^2 / tokens) x
+/// ||W_down[:, n]||^2, then averaged as [`task_scores`] does. Errors naming a raw
+/// file that predates the statistics.
+pub fn contribution_scores(raws: &[RawProfile]) -> Result<BTreeMap<Task, (Vec<Vec<f64>>, Vec<DatasetSummary>)>, String> {
+    if let Some(r) = raws.iter().find(|r| r.down_norms.is_none() || r.halves.iter().any(|h| h.squares.is_none())) {
+        return Err(format!("raw profile {}-{} has no squared activations or ffn_down norms (written before they were recorded); profile it again", r.task, r.dataset));
+    }
+    Ok(task_scores_by(raws, None, |s, r| {
+        let sq = s.square_mean().expect("checked");
+        let norms = r.down_norms.as_ref().expect("checked");
+        sq.iter().zip(norms).map(|(a, w)| a.iter().zip(w).map(|(x, y)| x * y).collect()).collect()
+    }))
+}
+
+/// Mean signed activation per neuron of `task` (mean over its datasets of summed
+/// a / tokens), or of the whole model (mean over tasks) for `None`. Errors naming a
+/// raw file that predates the signed sums.
+pub fn signed_means(raws: &[RawProfile], task: Option<Task>) -> Result<Vec<Vec<f64>>, String> {
+    if let Some(r) = raws.iter().find(|r| r.halves.iter().any(|h| h.signed.is_none())) {
+        return Err(format!("raw profile {}-{} has no signed activation sums (written before they were recorded); profile it again", r.task, r.dataset));
+    }
+    let per_task = task_scores_by(raws, None, |s, _| s.signed_mean().expect("checked"));
+    let tables: Vec<Vec<Vec<f64>>> = match task {
+        Some(t) => vec![per_task.get(&t).ok_or_else(|| format!("the profile has no {t} runs"))?.0.clone()],
+        None => per_task.into_values().map(|(s, _)| s).collect(),
+    };
+    Ok(mean_of(&tables))
+}
+
 fn ranking(kind: RankingKind, task: Option<Task>, raw: &RawProfile, datasets: Vec<DatasetSummary>, scores: &[Vec<f64>]) -> Ranking {
     Ranking {
         format: RANKING_FORMAT.into(),
         kind,
+        importance: Importance::Activation,
         task,
         model: raw.model.clone(),
         datasets,
@@ -341,21 +421,41 @@ fn ranking(kind: RankingKind, task: Option<Task>, raw: &RawProfile, datasets: Ve
 
 /// Builds the task rankings and the model-wide ranking from raw files.
 pub fn merge(raws: &[RawProfile]) -> (Vec<Ranking>, Ranking) {
-    let per_task = task_scores(raws, None);
+    merge_scores(raws, task_scores(raws, None), Importance::Activation)
+}
+
+fn merge_scores(
+    raws: &[RawProfile],
+    per_task: BTreeMap<Task, (Vec<Vec<f64>>, Vec<DatasetSummary>)>,
+    importance: Importance,
+) -> (Vec<Ranking>, Ranking) {
     let first = &raws[0];
     let tasks: Vec<Ranking> =
         per_task.iter().map(|(&t, (scores, ds))| ranking(RankingKind::Task, Some(t), first, ds.clone(), scores)).collect();
     let all_scores: Vec<Vec<Vec<f64>>> = per_task.values().map(|(s, _)| s.clone()).collect();
     let all_ds: Vec<DatasetSummary> = per_task.values().flat_map(|(_, d)| d.clone()).collect();
-    let model = ranking(RankingKind::Model, None, first, all_ds, &mean_of(&all_scores));
+    let mut model = ranking(RankingKind::Model, None, first, all_ds, &mean_of(&all_scores));
+    let mut tasks = tasks;
+    tasks.iter_mut().chain(std::iter::once(&mut model)).for_each(|r| r.importance = importance);
     (tasks, model)
 }
 
 /// Merges a profile directory's raw files and writes `task-<task>.json` and
 /// `model.json` next to them. Returns the files written.
+///
+/// When every raw file has the squared activations and `ffn_down` norms, the
+/// contribution rankings are written as well, to `DIR/contribution/`.
 pub fn merge_dir(dir: &Path) -> Result<Vec<PathBuf>, ProfileError> {
     let raws = read_raw_dir(dir)?;
-    let (tasks, model) = merge(&raws);
+    let mut written = write_rankings(dir, merge(&raws))?;
+    if let Ok(scores) = contribution_scores(&raws) {
+        let importance = Importance::Contribution;
+        written.extend(write_rankings(&importance.ranking_dir(dir), merge_scores(&raws, scores, importance))?);
+    }
+    Ok(written)
+}
+
+fn write_rankings(dir: &Path, (tasks, model): (Vec<Ranking>, Ranking)) -> Result<Vec<PathBuf>, ProfileError> {
     let mut written = Vec::new();
     for r in &tasks {
         let p = task_ranking_path(dir, r.task.expect("task ranking"));
@@ -404,7 +504,11 @@ mod tests {
             gen_tokens: 0,
             template_version: "1".into(),
             tool_version: "t".into(),
-            halves: [ActivationSums { tokens: a.0, sums: vec![a.1] }, ActivationSums { tokens: b.0, sums: vec![b.1] }],
+            halves: [
+                ActivationSums { tokens: a.0, sums: vec![a.1], signed: None, squares: None },
+                ActivationSums { tokens: b.0, sums: vec![b.1], signed: None, squares: None },
+            ],
+            down_norms: None,
         }
     }
 
@@ -434,5 +538,24 @@ mod tests {
         let b = [LayerRanking::from_scores(&[4.0, 1.0, 3.0, 2.0])];
         assert_eq!(overlap_per_layer(&a, &b, 0.5), vec![0.5]);
         assert_eq!(overlap_per_layer(&a, &a, 0.5), vec![1.0]);
+    }
+
+    #[test]
+    fn contribution_and_signed_means_match_a_hand_computation() {
+        let mut r = raw(Task::Qa, "d1", (2, vec![2.0, 4.0, 0.0]), (2, vec![2.0, 0.0, 4.0]));
+        assert!(contribution_scores(std::slice::from_ref(&r)).unwrap_err().contains("profile it again"));
+        r.halves[0].signed = Some(vec![vec![2.0, -4.0, 0.0]]);
+        r.halves[1].signed = Some(vec![vec![-2.0, 0.0, 4.0]]);
+        r.halves[0].squares = Some(vec![vec![2.0, 16.0, 0.0]]);
+        r.halves[1].squares = Some(vec![vec![2.0, 0.0, 4.0]]);
+        r.down_norms = Some(vec![vec![1.0, 0.5, 4.0]]);
+        // mean a^2 over 4 tokens: [1, 4, 1]; times the norms: [1, 2, 4].
+        let c = contribution_scores(std::slice::from_ref(&r)).unwrap();
+        assert_eq!(c[&Task::Qa].0, vec![vec![1.0, 2.0, 4.0]]);
+        let (tasks, model) = merge_scores(std::slice::from_ref(&r), c, Importance::Contribution);
+        assert_eq!(tasks[0].layers[0].order, vec![2, 1, 0]);
+        assert_eq!(model.importance, Importance::Contribution);
+        assert_eq!(signed_means(std::slice::from_ref(&r), Some(Task::Qa)).unwrap(), vec![vec![0.0, -1.0, 1.0]]);
+        assert!(signed_means(&[r], Some(Task::Summarize)).unwrap_err().contains("no summarize"));
     }
 }

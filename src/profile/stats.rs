@@ -1,4 +1,7 @@
-//! Activation statistics: s_n = sum over tokens of |a_n(t)| per layer and neuron.
+//! Activation statistics per layer and neuron: s_n = sum over tokens of |a_n(t)|
+//! (the paper's score), and beside it the signed sum of a_n(t) (whose mean is what
+//! bias compensation adds back for a dropped neuron) and the sum of a_n(t)^2 (which,
+//! times ||W_down[:, n]||^2, is the contribution importance).
 //!
 //! [`ActivationRecorder`] is the eval-callback observer: it asks llama.cpp for the
 //! FFN activation node of every layer (`ffn_swiglu-<l>` or `ffn_geglu-<l>`, the
@@ -15,35 +18,71 @@ use crate::engine::{ObservedTensor, TensorObserver};
 use crate::model::FfnActivation;
 
 /// Summed |activation| per layer and neuron, and the tokens that went in.
+///
+/// `signed` and `squares` were added later; raw files written before them read
+/// as `None` (their rankings by |activation| are unchanged, the variants that need
+/// the new statistics say so).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ActivationSums {
     /// Tokens counted (each token once; the same for every layer).
     pub tokens: u64,
-    /// `sums[layer][neuron]`.
+    /// `sums[layer][neuron]`: sum of |a|.
     pub sums: Vec<Vec<f64>>,
+    /// Sum of a (signed), same shape.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signed: Option<Vec<Vec<f64>>>,
+    /// Sum of a^2, same shape.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub squares: Option<Vec<Vec<f64>>>,
 }
 
 impl ActivationSums {
-    /// Zeros for layers of the given widths.
+    /// Zeros for layers of the given widths (every statistic present).
     pub fn zeros(n_ff: &[u64]) -> ActivationSums {
-        ActivationSums { tokens: 0, sums: n_ff.iter().map(|&n| vec![0.0; n as usize]).collect() }
+        let z = || n_ff.iter().map(|&n| vec![0.0; n as usize]).collect::<Vec<_>>();
+        ActivationSums { tokens: 0, sums: z(), signed: Some(z()), squares: Some(z()) }
     }
 
-    /// Adds another set of sums of the same shape.
+    /// Adds another set of sums of the same shape (a statistic missing from
+    /// either side is missing from the result).
     pub fn add(&mut self, other: &ActivationSums) {
         self.tokens += other.tokens;
-        for (a, b) in self.sums.iter_mut().zip(&other.sums) {
-            for (x, y) in a.iter_mut().zip(b) {
-                *x += y;
+        add_table(&mut self.sums, &other.sums);
+        for (mine, theirs) in [(&mut self.signed, &other.signed), (&mut self.squares, &other.squares)] {
+            match (mine.as_mut(), theirs) {
+                (Some(a), Some(b)) => add_table(a, b),
+                _ => *mine = None,
             }
         }
     }
 
     /// Mean |activation| per token: the per-dataset score.
     pub fn mean(&self) -> Vec<Vec<f64>> {
-        let n = self.tokens.max(1) as f64;
-        self.sums.iter().map(|l| l.iter().map(|s| s / n).collect()).collect()
+        per_token(&self.sums, self.tokens)
     }
+
+    /// Mean signed activation per token, if recorded.
+    pub fn signed_mean(&self) -> Option<Vec<Vec<f64>>> {
+        self.signed.as_ref().map(|s| per_token(s, self.tokens))
+    }
+
+    /// Mean squared activation per token, if recorded.
+    pub fn square_mean(&self) -> Option<Vec<Vec<f64>>> {
+        self.squares.as_ref().map(|s| per_token(s, self.tokens))
+    }
+}
+
+fn add_table(a: &mut [Vec<f64>], b: &[Vec<f64>]) {
+    for (a, b) in a.iter_mut().zip(b) {
+        for (x, y) in a.iter_mut().zip(b) {
+            *x += y;
+        }
+    }
+}
+
+fn per_token(sums: &[Vec<f64>], tokens: u64) -> Vec<Vec<f64>> {
+    let n = tokens.max(1) as f64;
+    sums.iter().map(|l| l.iter().map(|s| s / n).collect()).collect()
 }
 
 /// Which bucket tokens currently go to.
@@ -94,10 +133,16 @@ impl Recording {
     pub fn add_rows(&mut self, layer: usize, width: usize, data: &[f32]) {
         let n_tokens = data.len() / width.max(1);
         self.layer_tokens[layer] += n_tokens as u64;
-        let sums = &mut self.bucket_mut().sums[layer];
+        let bucket = self.bucket_mut();
+        let sums = &mut bucket.sums[layer];
+        let signed = &mut bucket.signed.as_mut().expect("recording has every statistic")[layer];
+        let squares = &mut bucket.squares.as_mut().expect("recording has every statistic")[layer];
         for row in data.chunks_exact(width) {
-            for (s, x) in sums.iter_mut().zip(row) {
-                *s += f64::from(x.abs());
+            for (n, x) in row.iter().enumerate() {
+                let x = f64::from(*x);
+                sums[n] += x.abs();
+                signed[n] += x;
+                squares[n] += x * x;
             }
         }
     }
@@ -162,6 +207,8 @@ mod tests {
         r.add_rows(1, 2, &[-3.0, 1.0, 2.0, -2.0]);
         r.finish_step(2).unwrap();
         assert_eq!(r.a.sums, vec![vec![2.0, 2.0, 4.5], vec![5.0, 3.0]]);
+        assert_eq!(r.a.signed, Some(vec![vec![0.0, -2.0, 4.5], vec![-1.0, -1.0]]));
+        assert_eq!(r.a.squares, Some(vec![vec![2.0, 4.0, 16.25], vec![13.0, 5.0]]));
         assert_eq!(r.a.tokens, 2);
         r.active = Bucket::B;
         r.add_rows(0, 3, &[1.0, 1.0, 1.0]);

@@ -10,7 +10,8 @@ pub mod budget;
 pub mod mask;
 pub mod plan;
 pub mod rewrite;
+pub mod variant;
 
 pub use mask::NeuronMask;
 pub use plan::{default_layer_range, keep_from_profile, keep_random, LayerKeep};
-pub use rewrite::{slice_model, DownLayout, SliceMeta, SliceReport, SliceRequest, SliceSource};
+pub use rewrite::{slice_model, slice_model_with, DownLayout, SliceMeta, SliceReport, SliceRequest, SliceSource};

@@ -24,6 +24,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, ensure, Context};
 
 use super::plan::{keep_from_profile, keep_random, LayerKeep};
+use super::variant::SliceVariant;
 use crate::engine::{dequantize, quantize_rows, LoadOptions, Model};
 use crate::gguf::{GgmlType, GgufFile, GgufWriter, TensorInfo, TensorSpec, Value};
 use crate::model::{ffn_down_neuron_major, split_block_name, ModelInfo, NEURON_MAJOR_KEY};
@@ -164,6 +165,8 @@ pub struct SliceMeta {
     pub static_set: Vec<Option<Vec<u32>>>,
     /// How ffn_down is stored.
     pub down_layout: DownLayout,
+    /// Importance, budget and compensation ([`super::variant`]).
+    pub variant: SliceVariant,
 }
 
 fn key(s: &str) -> String {
@@ -195,6 +198,7 @@ impl SliceMeta {
             source_ffn_bytes: num("source_ffn_bytes")? as u64,
             kept: per_layer("kept"),
             static_set: per_layer("static"),
+            variant: SliceVariant::from_gguf(g),
             source_n_ff,
             down_layout: DownLayout::of(g),
         }))
@@ -224,6 +228,7 @@ impl SliceMeta {
         if let Some(p) = &self.profile_sha256 {
             m.push((key("profile_sha256"), Value::String(p.clone())));
         }
+        m.extend(self.variant.to_metadata());
         for (l, (kept, stat)) in self.kept.iter().zip(&self.static_set).enumerate() {
             if let (Some(kept), Some(stat)) = (kept, stat) {
                 m.push((key(&format!("blk.{l}.kept")), Value::u32s(kept.iter().copied())));
@@ -254,8 +259,13 @@ pub fn profile_sha256(dir: &Path, task: Task) -> std::io::Result<String> {
     Ok(crate::profile::sha256_hex(h.as_bytes()))
 }
 
-/// Slices `req.model` into `req.output`.
+/// Slices `req.model` into `req.output` (the paper's selection).
 pub fn slice_model(req: &SliceRequest) -> anyhow::Result<SliceReport> {
+    slice_model_with(req, &SliceVariant::default())
+}
+
+/// Slices `req.model` into `req.output` with a selection variant.
+pub fn slice_model_with(req: &SliceRequest, variant: &SliceVariant) -> anyhow::Result<SliceReport> {
     ensure!(req.load > 0.0 && req.load <= 1.0, "--load (gamma) must be in (0, 1], got {}", req.load);
     ensure!(
         req.static_share >= 0.0 && req.static_share <= req.load,
@@ -281,6 +291,11 @@ pub fn slice_model(req: &SliceRequest) -> anyhow::Result<SliceReport> {
         info.n_layer
     );
 
+    let profile = match &req.source {
+        SliceSource::Profile { dir, task } => Some((dir.as_path(), *task)),
+        SliceSource::Random { .. } => None,
+    };
+    let (range, base_loads) = variant.layer_loads(&src, &info, range, req.load, profile)?;
     let source_sha = match &req.source_sha256 {
         Some(sha) => sha.clone(),
         None => file_sha256(&req.model).with_context(|| format!("hashing {}", req.model.display()))?,
@@ -292,7 +307,7 @@ pub fn slice_model(req: &SliceRequest) -> anyhow::Result<SliceReport> {
             let name = format!("blk.{l}.ffn_down.weight");
             let down = src.tensor(&name).with_context(|| format!("{} has no {name}", req.model.display()))?;
             if !down.ty.is_quantized() || !range.contains(&l) || req.down_layout == DownLayout::Neurons {
-                return Ok(req.load);
+                return Ok(base_loads[l]);
             }
             ensure!(
                 crate::engine::can_quantize(down.ty.0),
@@ -302,11 +317,12 @@ pub fn slice_model(req: &SliceRequest) -> anyhow::Result<SliceReport> {
                 down.ty
             );
             let block = down.ty.layout().map_or(1, |b| b.block_elems as usize);
-            Ok(block_rounded_load(req.load, info.n_ff[l] as usize, block))
+            Ok(block_rounded_load(base_loads[l], info.n_ff[l] as usize, block))
         })
         .collect::<anyhow::Result<_>>()?;
     let (keeps, task, seed, profile_sha) = match &req.source {
         SliceSource::Profile { dir, task } => {
+            let dir = &variant.importance.ranking_dir(dir);
             let fp = fingerprint_with_sha256(&req.model, &info, source_sha.clone());
             let (base_path, sec_path) = (task_ranking_path(dir, *task), model_ranking_path(dir));
             let base = read_ranking(&base_path, dir)?;
@@ -328,7 +344,9 @@ pub fn slice_model(req: &SliceRequest) -> anyhow::Result<SliceReport> {
         }
     };
 
+    let biases = variant.compensation_biases(&src, &info, &keeps, profile)?;
     let meta = SliceMeta {
+        variant: *variant,
         load: req.load,
         static_share: req.static_share,
         selection: if task.is_some() { "profile" } else { "random" }.into(),
@@ -359,7 +377,7 @@ pub fn slice_model(req: &SliceRequest) -> anyhow::Result<SliceReport> {
             );
         }
     }
-    let down_requantized = write_sliced(&src, &info, &keeps, &meta, &req.output)?;
+    let down_requantized = write_sliced(&src, &info, &keeps, &meta, &biases, &req.output)?;
 
     let out = ModelInfo::read(&req.output)?;
     if req.verify {
@@ -437,7 +455,14 @@ pub fn neuron_major_type(ty: GgmlType, n_embd: usize) -> anyhow::Result<GgmlType
 }
 
 /// Writes the sliced file; returns whether a quantized ffn_down was requantized.
-fn write_sliced(src: &GgufFile, info: &ModelInfo, keeps: &[Option<LayerKeep>], meta: &SliceMeta, out: &Path) -> anyhow::Result<bool> {
+fn write_sliced(
+    src: &GgufFile,
+    info: &ModelInfo,
+    keeps: &[Option<LayerKeep>],
+    meta: &SliceMeta,
+    biases: &[(String, Vec<f32>)],
+    out: &Path,
+) -> anyhow::Result<bool> {
     let arch = &info.architecture;
     let new_ff: Vec<u64> = (0..info.n_layer)
         .map(|l| match &keeps[l] {
@@ -476,6 +501,7 @@ fn write_sliced(src: &GgufFile, info: &ModelInfo, keeps: &[Option<LayerKeep>], m
             }
             Ok(s)
         })
+        .chain(biases.iter().map(|(name, b)| Ok(TensorSpec { name: name.clone(), dims: vec![b.len() as u64], ty: GgmlType::F32 })))
         .collect::<anyhow::Result<_>>()?;
 
     let mut w = GgufWriter::create(out, &metadata, specs)?;
@@ -499,6 +525,9 @@ fn write_sliced(src: &GgufFile, info: &ModelInfo, keeps: &[Option<LayerKeep>], m
             }
         };
         w.write_tensor(&new)?;
+    }
+    for (_, b) in biases {
+        w.write_tensor(&encode_floats(b, GgmlType::F32).expect("F32 encodes"))?;
     }
     w.finish()?;
     Ok(down_requantized)

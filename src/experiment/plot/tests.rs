@@ -76,6 +76,7 @@ fn row(
         synthetic: false,
         threads: 2,
         chat: false,
+        variant: String::new(),
     };
     // Intervals of +-12% around the primary score, as the harness writes them.
     if let (Some(m), Some(v)) = (primary_metric(&r), score) {

@@ -1,0 +1,253 @@
+//! Selection variants of `slice` beyond the paper's (issue #16), each recorded in
+//! the sliced file's metadata:
+//!
+//! - **importance** ([`Importance`]): which ranking a profile slice uses, mean
+//!   |a_n| (the paper's) or the contribution mean a_n^2 x ||W_down[:, n]||^2;
+//! - **budget** ([`Budget`]): the same width gamma*N in every sparsified layer (the
+//!   paper's), or per-layer widths for the same total FFN bytes, spent where a
+//!   neuron captures the largest share of its layer's importance mass; the
+//!   sparsified range is then the layers that keep fewer than all their neurons;
+//! - **compensation** ([`Compensation`]): nothing, or the mean contribution of the
+//!   dropped neurons over the profiling tokens, W_down[:, dropped] x mean(a_dropped),
+//!   written as the layer's `ffn_down` bias (training-free bias compensation, as in
+//!   FLAP). llama.cpp's llama builder loads an optional `ffn_down.bias`; its gemma3
+//!   builder does not, so compensation is refused there.
+
+use std::ops::Range;
+use std::path::Path;
+
+use anyhow::{bail, ensure, Context};
+
+use super::plan::{count, LayerKeep};
+use crate::gguf::{GgufFile, Value};
+use crate::model::ModelInfo;
+pub use crate::profile::ranking::Importance;
+use crate::profile::ranking::{model_ranking_path, read_ranking, read_raw_dir, signed_means, task_ranking_path, Ranking};
+use crate::tasks::Task;
+
+/// How the loaded neurons are spread over layers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Budget {
+    /// round(gamma*N) in every layer of the range (the paper's).
+    #[default]
+    Uniform,
+    /// The same total FFN bytes, per-layer widths by captured importance share.
+    Sensitivity,
+}
+
+/// What replaces the dropped neurons' output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Compensation {
+    /// Nothing (the paper's).
+    #[default]
+    None,
+    /// Their mean contribution over the profiling tokens, as an `ffn_down` bias.
+    Mean,
+}
+
+/// The variant of one slice.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct SliceVariant {
+    /// Ranking used.
+    pub importance: Importance,
+    /// Spread over layers.
+    pub budget: Budget,
+    /// Least load share of any layer under [`Budget::Sensitivity`].
+    pub budget_floor: f64,
+    /// Compensation of the dropped neurons.
+    pub compensation: Compensation,
+}
+
+impl Default for SliceVariant {
+    fn default() -> SliceVariant {
+        SliceVariant { importance: Importance::Activation, budget: Budget::Uniform, budget_floor: 0.4, compensation: Compensation::None }
+    }
+}
+
+fn key(s: &str) -> String {
+    format!("{}{s}", super::rewrite::META_PREFIX)
+}
+
+impl SliceVariant {
+    /// Whether this is the paper's selection (nothing recorded beyond it).
+    pub fn is_default(&self) -> bool {
+        self.importance == Importance::Activation && self.budget == Budget::Uniform && self.compensation == Compensation::None
+    }
+
+    /// A short label, e.g. `importance=contribution,budget=sensitivity` (empty for
+    /// the paper's selection), as eval rows record it.
+    pub fn label(&self) -> String {
+        let mut parts = Vec::new();
+        if self.importance != Importance::Activation {
+            parts.push(format!("importance={}", self.importance.name()));
+        }
+        if self.budget == Budget::Sensitivity {
+            parts.push(format!("budget=sensitivity/{}", self.budget_floor));
+        }
+        if self.compensation == Compensation::Mean {
+            parts.push("compensation=mean".into());
+        }
+        parts.join(",")
+    }
+
+    /// Reads the variant from a sliced file's metadata (files without the keys are
+    /// the paper's selection).
+    pub fn from_gguf(g: &GgufFile) -> SliceVariant {
+        let d = SliceVariant::default();
+        let s = |k: &str| g.get_str(&key(k)).map(str::to_string);
+        SliceVariant {
+            importance: if s("importance").as_deref() == Some("contribution") { Importance::Contribution } else { d.importance },
+            budget: if s("budget").as_deref() == Some("sensitivity") { Budget::Sensitivity } else { d.budget },
+            budget_floor: g.get(&key("budget_floor")).and_then(Value::as_f64).unwrap_or(d.budget_floor),
+            compensation: if s("compensation").as_deref() == Some("mean") { Compensation::Mean } else { d.compensation },
+        }
+    }
+
+    /// Metadata keys of a non-default variant.
+    pub fn to_metadata(&self) -> Vec<(String, Value)> {
+        if self.is_default() {
+            return Vec::new();
+        }
+        let mut m = vec![
+            (key("importance"), Value::String(self.importance.name().into())),
+            (key("budget"), Value::String(if self.budget == Budget::Sensitivity { "sensitivity" } else { "uniform" }.into())),
+            (key("compensation"), Value::String(if self.compensation == Compensation::Mean { "mean" } else { "none" }.into())),
+        ];
+        if self.budget == Budget::Sensitivity {
+            m.push((key("budget_floor"), Value::F64(self.budget_floor)));
+        }
+        m
+    }
+
+    /// The sparsified range and each layer's load share before block rounding:
+    /// `gamma` over `range` (uniform), or the [`allocate`]d widths for the same
+    /// bytes (sensitivity; needs a profile).
+    pub fn layer_loads(
+        &self,
+        src: &GgufFile,
+        info: &ModelInfo,
+        range: Range<usize>,
+        gamma: f64,
+        profile: Option<(&Path, Task)>,
+    ) -> anyhow::Result<(Range<usize>, Vec<f64>)> {
+        if self.budget == Budget::Uniform {
+            return Ok((range, vec![gamma; info.n_layer]));
+        }
+        let Some((dir, task)) = profile else { bail!("--budget sensitivity needs a profile (--profile DIR --task T), not --random") };
+        ensure!(
+            self.budget_floor > 0.0 && self.budget_floor <= gamma,
+            "--budget-floor must be in (0, --load = {gamma}], got {}",
+            self.budget_floor
+        );
+        let base = self.ranking(dir, Some(task))?;
+        let bytes = layer_ffn_bytes(src, info.n_layer);
+        let kept = allocate(&base, &info.n_ff, &bytes, &range, gamma, self.budget_floor);
+        let loads: Vec<f64> = kept.iter().zip(&info.n_ff).map(|(&k, &n)| k as f64 / n as f64).collect();
+        let partial: Vec<usize> = (0..info.n_layer).filter(|&l| kept[l] < info.n_ff[l] as usize).collect();
+        let new_range = match (partial.first(), partial.last()) {
+            (Some(&a), Some(&b)) => a..b + 1,
+            _ => range,
+        };
+        Ok((new_range, loads))
+    }
+
+    /// This variant's ranking of `task` (or the model-wide one) in a profile directory.
+    pub fn ranking(&self, dir: &Path, task: Option<Task>) -> anyhow::Result<Ranking> {
+        let d = self.importance.ranking_dir(dir);
+        let path = task.map_or_else(|| model_ranking_path(&d), |t| task_ranking_path(&d, t));
+        if self.importance == Importance::Contribution && !path.exists() {
+            bail!(
+                "{} is missing: contribution rankings need a profile recorded with squared activations and ffn_down norms \
+                 (profile the tasks again with this version, then `selectinfer profile merge {}`)",
+                path.display(),
+                dir.display()
+            );
+        }
+        Ok(read_ranking(&path, dir)?)
+    }
+
+    /// The `ffn_down` biases that compensate each sparsified layer's dropped
+    /// neurons: for layer l, b = sum over dropped n of W_down[:, n] x mean a_n over
+    /// the task's profiling tokens. Empty without compensation.
+    pub fn compensation_biases(
+        &self,
+        src: &GgufFile,
+        info: &ModelInfo,
+        keeps: &[Option<LayerKeep>],
+        profile: Option<(&Path, Task)>,
+    ) -> anyhow::Result<Vec<(String, Vec<f32>)>> {
+        if self.compensation == Compensation::None {
+            return Ok(Vec::new());
+        }
+        let Some((dir, task)) = profile else { bail!("--compensate mean needs a profile (--profile DIR --task T), not --random") };
+        ensure!(
+            info.architecture == "llama",
+            "--compensate mean writes an ffn_down bias, which llama.cpp's {} loader does not read (only its llama builder loads \
+             an optional ffn_down.bias)",
+            info.architecture
+        );
+        let raws = read_raw_dir(dir)?;
+        let means = signed_means(&raws, Some(task)).map_err(anyhow::Error::msg).with_context(|| format!("cannot compensate from {}", dir.display()))?;
+        let mut out = Vec::new();
+        for (l, keep) in keeps.iter().enumerate() {
+            let Some(keep) = keep.as_ref().filter(|k| !k.is_whole(info.n_ff[l] as usize)) else { continue };
+            let name = format!("blk.{l}.ffn_down.bias");
+            ensure!(src.tensor(&name).is_none(), "{} already has {name}; compensating a model with down biases is not supported", src.path.display());
+            out.push((name, dropped_contribution(src, l, &keep.kept, &means[l])?));
+        }
+        Ok(out)
+    }
+}
+
+/// W_down[:, dropped] x mean[dropped] of layer `l` (dropped = not in `kept`).
+pub fn dropped_contribution(src: &GgufFile, l: usize, kept: &[u32], mean: &[f64]) -> anyhow::Result<Vec<f32>> {
+    let (m, n_embd, n_ff) = crate::profile::weights::down_matrix(src, l)?;
+    ensure!(mean.len() == n_ff, "layer {l}: the profile has {} neurons, the model {n_ff}", mean.len());
+    let mut dropped = vec![true; n_ff];
+    kept.iter().for_each(|&k| dropped[k as usize] = false);
+    Ok((0..n_embd)
+        .map(|r| {
+            let row = &m[r * n_ff..(r + 1) * n_ff];
+            (0..n_ff).filter(|&n| dropped[n]).map(|n| f64::from(row[n]) * mean[n]).sum::<f64>() as f32
+        })
+        .collect())
+}
+
+/// FFN tensor bytes of each layer.
+pub fn layer_ffn_bytes(g: &GgufFile, n_layer: usize) -> Vec<u64> {
+    let mut bytes = vec![0u64; n_layer];
+    for t in g.tensors.iter().filter(|t| crate::model::is_ffn_tensor(&t.name)) {
+        if let Some((l, _)) = crate::model::split_block_name(&t.name).filter(|(l, _)| *l < n_layer) {
+            bytes[l] += t.n_bytes().unwrap_or(0);
+        }
+    }
+    bytes
+}
+
+/// Per-layer kept widths for the FFN bytes of `round(gamma*N)` in every layer of
+/// `range` (the others whole), spent greedily: every layer starts at
+/// `round(floor*N)`, then the next neuron goes to the layer whose next-ranked neuron
+/// has the largest share of its layer's total score per byte, until the next one
+/// no longer fits. Layers outside `range` take part too, so the range follows.
+pub fn allocate(base: &Ranking, n_ff: &[u64], bytes: &[u64], range: &Range<usize>, gamma: f64, floor: f64) -> Vec<usize> {
+    let n_layer = n_ff.len();
+    let per_neuron: Vec<f64> = (0..n_layer).map(|l| bytes[l] as f64 / n_ff[l] as f64).collect();
+    let target: f64 = (0..n_layer)
+        .map(|l| if range.contains(&l) { count(gamma, n_ff[l] as usize) as f64 * per_neuron[l] } else { bytes[l] as f64 })
+        .sum();
+    let mut kept: Vec<usize> = (0..n_layer).map(|l| count(floor, n_ff[l] as usize)).collect();
+    let mut spent: f64 = (0..n_layer).map(|l| kept[l] as f64 * per_neuron[l]).sum();
+    let totals: Vec<f64> = base.layers.iter().map(|r| r.scores.iter().sum::<f64>().max(f64::MIN_POSITIVE)).collect();
+    let gain = |l: usize, k: usize| base.layers[l].scores.get(k).map_or(f64::NEG_INFINITY, |s| s / totals[l] / per_neuron[l]);
+    loop {
+        let best = (0..n_layer)
+            .filter(|&l| kept[l] < n_ff[l] as usize && spent + per_neuron[l] <= target + 1e-6)
+            .max_by(|&a, &b| gain(a, kept[a]).total_cmp(&gain(b, kept[b])).then(b.cmp(&a)));
+        let Some(l) = best else { break };
+        spent += per_neuron[l];
+        kept[l] += 1;
+    }
+    kept
+}

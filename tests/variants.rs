@@ -1,0 +1,373 @@
+//! Selection variants (issue #16) against independent computations on the tiny
+//! models: the profiler's signed and squared sums and ffn_down norms, contribution
+//! rankings, per-layer budgets, bias compensation and the variant records.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use selectinfer::engine::{LoadOptions, Model, ObservedTensor, Session, SessionOptions, TensorObserver};
+use selectinfer::gguf::GgufFile;
+use selectinfer::model::{FfnActivation, ModelInfo};
+use selectinfer::profile::ranking::{self, Importance, RawProfile};
+use selectinfer::profile::{run_profile, ProfileRequest};
+use selectinfer::select::variant::{layer_ffn_bytes, Budget, Compensation, SliceVariant};
+use selectinfer::select::{slice_model_with, SliceMeta, SliceRequest, SliceSource};
+use selectinfer::synth::SynthArch;
+use selectinfer::tasks::{Split, Task};
+
+const PROMPTS: [&str; 3] = ["the 0 word of a man is", "the 1 word of a man is", "the 2 word of a man is"];
+
+/// A qa-less translate profile of the tiny model over exactly [`PROMPTS`] (no
+/// generated tokens), so that the test can recompute its statistics.
+fn profile(arch: SynthArch) -> (PathBuf, RawProfile) {
+    static ONCE: Mutex<()> = Mutex::new(());
+    let _guard = ONCE.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = common::shared_dir().join(format!("variants-{arch:?}"));
+    let data = common::shared_dir().join(format!("variants-{arch:?}.jsonl"));
+    if !dir.join("model.json").exists() {
+        let lines: Vec<String> = (0..3).map(|i| serde_json::json!({"src": format!("the {i} word of a man is"), "ref": "x"}).to_string()).collect();
+        std::fs::write(&data, lines.join("\n")).unwrap();
+        let req = ProfileRequest {
+            model: common::tiny_model(arch),
+            task: Task::Translate,
+            data,
+            split: Split::All,
+            limit: None,
+            gen_tokens: 0,
+            out_dir: dir.clone(),
+            threads: 2,
+            progress: false,
+        };
+        run_profile(&req).unwrap();
+        ranking::merge_dir(&dir).unwrap();
+    }
+    let raw = ranking::read_raw_dir(&dir).unwrap().remove(0);
+    (dir, raw)
+}
+
+/// Records sum a and sum a^2 of every activation entering ffn_down, per layer and neuron.
+struct Sums {
+    prefix: String,
+    sums: Arc<Mutex<(Vec<Vec<f64>>, Vec<Vec<f64>>)>>,
+}
+
+impl TensorObserver for Sums {
+    fn wants(&mut self, name: &str) -> bool {
+        name.starts_with(&self.prefix)
+    }
+    fn observe(&mut self, t: ObservedTensor<'_>) {
+        let l: usize = t.name[self.prefix.len()..].parse().unwrap();
+        let mut s = self.sums.lock().unwrap();
+        let (signed, squares) = &mut *s;
+        for row in t.data.chunks_exact(t.ne[0]) {
+            for (n, &x) in row.iter().enumerate() {
+                signed[l][n] += f64::from(x);
+                squares[l][n] += f64::from(x) * f64::from(x);
+            }
+        }
+    }
+}
+
+/// Replaces, in each listed layer, the activation of every neuron not kept by its
+/// given mean (zero = plain masking): the dense-model reference of compensation.
+struct MeanFill {
+    prefix: String,
+    fill: Vec<Option<Vec<Option<f32>>>>,
+}
+
+impl TensorObserver for MeanFill {
+    fn wants(&mut self, name: &str) -> bool {
+        name.strip_prefix(&self.prefix).and_then(|l| l.parse::<usize>().ok()).is_some_and(|l| self.fill[l].is_some())
+    }
+    fn observe(&mut self, t: ObservedTensor<'_>) {
+        let l: usize = t.name[self.prefix.len()..].parse().unwrap();
+        let fill = self.fill[l].as_ref().unwrap();
+        for row in t.data.chunks_exact_mut(t.ne[0]) {
+            for (x, f) in row.iter_mut().zip(fill) {
+                if let Some(v) = f {
+                    *x = *v;
+                }
+            }
+        }
+    }
+}
+
+fn logits(path: &Path, observer: Option<Box<dyn TensorObserver>>) -> Vec<Vec<f32>> {
+    let model = Model::load(path, &LoadOptions::default()).unwrap();
+    let mut s = Session::new(&model, SessionOptions { n_ctx: 128, n_batch: 64, threads: 2, observer }).unwrap();
+    PROMPTS.iter().flat_map(|p| s.eval_all_logits(&model.tokenize(p, true, false)).unwrap()).collect()
+}
+
+fn max_abs_diff(a: &[Vec<f32>], b: &[Vec<f32>]) -> (f32, f32) {
+    let (mut diff, mut scale) = (0f32, 0f32);
+    for (x, y) in a.iter().zip(b) {
+        for (p, q) in x.iter().zip(y) {
+            diff = diff.max((p - q).abs());
+            scale = scale.max(p.abs());
+        }
+    }
+    (diff, scale)
+}
+
+/// ffn_down of layer `l` of an F32 file, read straight from its bytes: `[row][neuron]`.
+fn down_f32(g: &GgufFile, l: usize) -> Vec<Vec<f32>> {
+    let t = g.tensor(&format!("blk.{l}.ffn_down.weight")).unwrap();
+    assert_eq!(t.ty.name(), "F32");
+    let bytes = g.read_tensor_data(t).unwrap();
+    let vals: Vec<f32> = bytes.chunks_exact(4).map(|b| f32::from_le_bytes(b.try_into().unwrap())).collect();
+    vals.chunks_exact(t.dims[0] as usize).map(<[f32]>::to_vec).collect()
+}
+
+fn slice(arch: SynthArch, out: &Path, variant: SliceVariant, load: f64) -> anyhow::Result<selectinfer::select::SliceReport> {
+    let req = SliceRequest {
+        model: common::tiny_model(arch),
+        output: out.into(),
+        source: SliceSource::Profile { dir: profile(arch).0, task: Task::Translate },
+        load,
+        static_share: 0.2,
+        layers: Some(0..2),
+        verify: true,
+        source_sha256: None,
+    };
+    slice_model_with(&req, &variant)
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-4 * (1.0 + a.abs().max(b.abs()))
+}
+
+#[test]
+fn profiler_records_signed_and_squared_sums_and_down_norms() {
+    let (_, raw) = profile(SynthArch::Llama);
+    let path = common::tiny_model(SynthArch::Llama);
+    let g = GgufFile::read(&path).unwrap();
+    let info = ModelInfo::from_gguf(&g).unwrap();
+    let zeros = || info.n_ff.iter().map(|&n| vec![0.0; n as usize]).collect::<Vec<_>>();
+    let sums = Arc::new(Mutex::new((zeros(), zeros())));
+    let observer = Sums { prefix: format!("{}-", FfnActivation::Swiglu.node_name()), sums: sums.clone() };
+    // The profiler's prompts: the translate template over the profiled lines.
+    let data = common::shared_dir().join("variants-Llama.jsonl");
+    let prompts: Vec<String> = selectinfer::tasks::read_examples(&data, Task::Translate).unwrap().iter().map(|e| e.prompt()).collect();
+    let model = Model::load(&path, &LoadOptions::default()).unwrap();
+    let mut s = Session::new(&model, SessionOptions { n_ctx: 256, n_batch: 256, threads: 2, observer: Some(Box::new(observer)) }).unwrap();
+    for p in &prompts {
+        s.eval_all_logits(&model.tokenize(p, true, false)).unwrap();
+    }
+    let total = raw.total();
+    let (signed, squares) = &*sums.lock().unwrap();
+    for l in 0..info.n_layer {
+        for n in 0..info.n_ff[l] as usize {
+            assert!(close(total.signed.as_ref().unwrap()[l][n], signed[l][n]), "signed sum, layer {l} neuron {n}");
+            assert!(close(total.squares.as_ref().unwrap()[l][n], squares[l][n]), "squared sum, layer {l} neuron {n}");
+        }
+        let down = down_f32(&g, l);
+        for n in 0..info.n_ff[l] as usize {
+            let norm: f64 = down.iter().map(|row| f64::from(row[n]) * f64::from(row[n])).sum();
+            assert!(close(raw.down_norms.as_ref().unwrap()[l][n], norm), "norm, layer {l} neuron {n}");
+        }
+    }
+}
+
+#[test]
+fn contribution_ranking_is_mean_square_times_down_norm() {
+    let (dir, raw) = profile(SynthArch::Llama);
+    let r = ranking::read_ranking(&ranking::task_ranking_path(&dir.join("contribution"), Task::Translate), &dir).unwrap();
+    assert_eq!(r.importance, Importance::Contribution);
+    let total = raw.total();
+    for (l, layer) in r.layers.iter().enumerate() {
+        let score: Vec<f64> = (0..layer.order.len())
+            .map(|n| total.squares.as_ref().unwrap()[l][n] / total.tokens as f64 * raw.down_norms.as_ref().unwrap()[l][n])
+            .collect();
+        let mut order: Vec<u32> = (0..score.len() as u32).collect();
+        order.sort_by(|&a, &b| score[b as usize].partial_cmp(&score[a as usize]).unwrap().then(a.cmp(&b)));
+        assert_eq!(layer.order, order, "layer {l}");
+    }
+    // The activation ranking is the paper's, unchanged by the new statistics.
+    let act = ranking::read_ranking(&ranking::task_ranking_path(&dir, Task::Translate), &dir).unwrap();
+    assert_eq!(act.importance, Importance::Activation);
+    assert_ne!(act.layers[0].order, r.layers[0].order);
+    // An old raw file (without the statistics) still merges; only contribution is skipped.
+    let old_dir = tempfile::tempdir().unwrap();
+    let mut old = raw.clone();
+    old.down_norms = None;
+    old.halves.iter_mut().for_each(|h| (h.signed, h.squares) = (None, None));
+    ranking::write_json(&ranking::raw_dir(old_dir.path()).join("translate-old.json"), &old).unwrap();
+    ranking::merge_dir(old_dir.path()).unwrap();
+    let old_act = ranking::read_ranking(&ranking::task_ranking_path(old_dir.path(), Task::Translate), old_dir.path()).unwrap();
+    assert_eq!(old_act.layers, act.layers);
+    assert!(!old_dir.path().join("contribution").exists());
+}
+
+#[test]
+fn contribution_slice_keeps_the_contribution_ranking_and_records_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("c.gguf");
+    let v = SliceVariant { importance: Importance::Contribution, ..SliceVariant::default() };
+    slice(SynthArch::Llama, &out, v, 0.5).unwrap();
+    let meta = SliceMeta::from_gguf(&GgufFile::read(&out).unwrap()).unwrap().unwrap();
+    assert_eq!(meta.variant, v);
+    let (pdir, _) = profile(SynthArch::Llama);
+    let r = ranking::read_ranking(&ranking::task_ranking_path(&pdir.join("contribution"), Task::Translate), &pdir).unwrap();
+    let mut kept = meta.kept[0].clone().unwrap();
+    kept.sort_unstable();
+    let mut top: Vec<u32> = r.layers[0].order[..96].to_vec();
+    top.sort_unstable();
+    assert_eq!(kept, top, "delta = 0.2 of the task ranking, then the model ranking, which is the same single task");
+}
+
+#[test]
+fn sensitivity_budget_spends_the_same_bytes_by_captured_share() {
+    let dir = tempfile::tempdir().unwrap();
+    let uniform = dir.path().join("u.gguf");
+    let sens = dir.path().join("s.gguf");
+    let ru = slice(SynthArch::Llama, &uniform, SliceVariant::default(), 0.6).unwrap();
+    let v = SliceVariant { budget: Budget::Sensitivity, budget_floor: 0.3, ..SliceVariant::default() };
+    let rs = slice(SynthArch::Llama, &sens, v, 0.6).unwrap();
+    let g = GgufFile::read(&common::tiny_model(SynthArch::Llama)).unwrap();
+    let per_neuron = layer_ffn_bytes(&g, 2)[0] / 192;
+    assert!(rs.ffn_bytes <= ru.ffn_bytes && ru.ffn_bytes - rs.ffn_bytes < per_neuron, "{} vs {}", rs.ffn_bytes, ru.ffn_bytes);
+    // Independent: beyond the floor of round(0.3 * 192) = 58 per layer, the kept
+    // neurons are the globally largest shares score / layer total (equal bytes per
+    // neuron in both layers), i.e. the top 2 * 115 - 2 * 58 of the pooled shares.
+    let (pdir, _) = profile(SynthArch::Llama);
+    let base = ranking::read_ranking(&ranking::task_ranking_path(&pdir, Task::Translate), &pdir).unwrap();
+    let mut pooled: Vec<(f64, usize)> = Vec::new();
+    for (l, layer) in base.layers.iter().enumerate() {
+        let total: f64 = layer.scores.iter().sum();
+        pooled.extend(layer.scores[58..].iter().map(|s| (s / total, l)));
+    }
+    pooled.sort_by(|a, b| b.0.partial_cmp(&a.0).unwrap());
+    let extra = 2 * 115 - 2 * 58;
+    let expect: Vec<u64> = (0..2).map(|l| 58 + pooled[..extra].iter().filter(|p| p.1 == l).count() as u64).collect();
+    assert_eq!(rs.n_ff, expect);
+    assert_ne!(rs.n_ff[0], rs.n_ff[1], "the two layers differ in how concentrated they are");
+    let meta = SliceMeta::from_gguf(&GgufFile::read(&sens).unwrap()).unwrap().unwrap();
+    assert_eq!(meta.variant, v);
+    assert_eq!((meta.layer_start, meta.layer_end), (0, 2));
+    // The static set is the top 0.2 N of the task ranking in each layer.
+    assert_eq!(meta.static_set[0].as_ref().unwrap()[..], base.layers[0].order[..38]);
+}
+
+#[test]
+fn mean_compensation_equals_the_dense_model_with_dropped_neurons_at_their_mean() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("b.gguf");
+    let plain = dir.path().join("p.gguf");
+    let v = SliceVariant { compensation: Compensation::Mean, ..SliceVariant::default() };
+    slice(SynthArch::Llama, &out, v, 0.5).unwrap();
+    slice(SynthArch::Llama, &plain, SliceVariant::default(), 0.5).unwrap();
+    let g = GgufFile::read(&out).unwrap();
+    let meta = SliceMeta::from_gguf(&g).unwrap().unwrap();
+    assert_eq!(meta.variant.compensation, Compensation::Mean);
+    let (_, raw) = profile(SynthArch::Llama);
+    let total = raw.total();
+    let src = GgufFile::read(&common::tiny_model(SynthArch::Llama)).unwrap();
+    let mut fill = Vec::new();
+    for l in 0..2 {
+        let kept = meta.kept[l].as_ref().unwrap();
+        let mean: Vec<f64> = total.signed.as_ref().unwrap()[l].iter().map(|s| s / total.tokens as f64).collect();
+        // The stored bias, against W_down[:, dropped] x mean computed here.
+        let down = down_f32(&src, l);
+        let bias_t = g.tensor(&format!("blk.{l}.ffn_down.bias")).unwrap();
+        let bytes = g.read_tensor_data(bias_t).unwrap();
+        let bias: Vec<f32> = bytes.chunks_exact(4).map(|b| f32::from_le_bytes(b.try_into().unwrap())).collect();
+        for (r, row) in down.iter().enumerate() {
+            let want: f64 = (0..row.len() as u32).filter(|n| !kept.contains(n)).map(|n| f64::from(row[n as usize]) * mean[n as usize]).sum();
+            assert!(close(f64::from(bias[r]), want), "layer {l} row {r}: {} vs {want}", bias[r]);
+        }
+        fill.push(Some((0..192u32).map(|n| (!kept.contains(&n)).then_some(mean[n as usize] as f32)).collect()));
+    }
+    // llama.cpp adds it: the slice equals the dense model with each dropped
+    // neuron's activation replaced by its profiled mean.
+    let prefix = format!("{}-", FfnActivation::Swiglu.node_name());
+    let reference = logits(&common::tiny_model(SynthArch::Llama), Some(Box::new(MeanFill { prefix, fill })));
+    let (diff, scale) = max_abs_diff(&logits(&out, None), &reference);
+    assert!(diff <= 1e-3 * scale.max(1.0), "compensated slice vs mean-filled dense: {diff} (scale {scale})");
+    let (plain_diff, _) = max_abs_diff(&logits(&plain, None), &reference);
+    assert!(plain_diff > 10.0 * diff, "the bias changes the logits: {plain_diff} vs {diff}");
+}
+
+#[test]
+fn variants_refuse_what_they_cannot_do() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("g.gguf");
+    let v = SliceVariant { compensation: Compensation::Mean, ..SliceVariant::default() };
+    let e = format!("{:#}", slice(SynthArch::Gemma3, &out, v, 0.5).unwrap_err());
+    assert!(e.contains("gemma3 loader does not read"), "{e}");
+    assert!(!out.exists());
+    let v = SliceVariant { budget: Budget::Sensitivity, budget_floor: 0.8, ..SliceVariant::default() };
+    let e = format!("{:#}", slice(SynthArch::Llama, &out, v, 0.5).unwrap_err());
+    assert!(e.contains("--budget-floor must be in (0, --load = 0.5]"), "{e}");
+    let model = common::tiny_model(SynthArch::Llama);
+    let m = model.to_str().unwrap();
+    let o = out.to_str().unwrap();
+    common::assert_clean_failure(&["slice", "-m", m, "--random", "--budget", "sensitivity", "-o", o], "need a profile");
+    assert!(!out.exists());
+}
+
+#[test]
+fn eval_rows_record_the_variant() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("v.gguf");
+    let v = SliceVariant { importance: Importance::Contribution, compensation: Compensation::Mean, ..SliceVariant::default() };
+    slice(SynthArch::Llama, &out, v, 0.5).unwrap();
+    let data = common::write_tiny_qa(dir.path());
+    let csv = dir.path().join("r.csv");
+    let run = |vote: &str| {
+        let o = common::selectinfer(&[
+            "eval", "-m", out.to_str().unwrap(), "--task", "qa", "--data", data.to_str().unwrap(), "--method", "selectinfer", "--compute", "0.4",
+            "--vote", vote, "--limit", "2", "--threads", "2", "--out", csv.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", common::text(&o).1);
+    };
+    run("signed");
+    run("abs");
+    let rows: Vec<selectinfer::eval::harness::EvalRow> = selectinfer::eval::harness::parse_rows(&std::fs::read(&csv).unwrap(), &csv).unwrap();
+    assert_eq!(rows[0].variant, "importance=contribution,compensation=mean,vote=signed");
+    assert_eq!(rows[1].variant, "importance=contribution,compensation=mean");
+}
+
+#[test]
+fn answer_perplexity_equals_one_prefill_over_prompt_and_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = common::write_tiny_qa(dir.path());
+    let model_path = common::tiny_model(SynthArch::Llama);
+    let per = dir.path().join("per.jsonl");
+    let csv = dir.path().join("a.csv");
+    let args = |extra: &[&str]| {
+        let mut v = vec!["perplexity", "-m", model_path.to_str().unwrap(), "--task", "qa", "--data", data.to_str().unwrap(), "--answers", "--threads", "2"];
+        v.extend_from_slice(extra);
+        v.into_iter().map(String::from).collect::<Vec<_>>()
+    };
+    let run = |a: Vec<String>| {
+        let o = common::selectinfer(&a.iter().map(String::as_str).collect::<Vec<_>>());
+        assert!(o.status.success(), "{}", common::text(&o).1);
+        common::text(&o).0
+    };
+    run(args(&["--per-example", per.to_str().unwrap(), "--out", csv.to_str().unwrap()]));
+    // Independent: one prefill of prompt + answer, the NLL read at the answer positions.
+    let model = Model::load(&model_path, &LoadOptions::default()).unwrap();
+    let mut s = Session::new(&model, SessionOptions { n_ctx: 256, n_batch: 256, threads: 2, observer: None }).unwrap();
+    let examples = selectinfer::tasks::read_examples(&data, Task::Qa).unwrap();
+    let eval = Split::Eval.select(&examples);
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&per).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines.len(), eval.len());
+    for (ex, line) in eval.iter().zip(&lines) {
+        let prompt = model.tokenize(&ex.prompt(), true, false);
+        let answer = model.tokenize(&format!(" {}", ex.references[0]), false, false);
+        let all: Vec<i32> = prompt.iter().chain(&answer).copied().collect();
+        let logits = s.eval_all_logits(&all).unwrap();
+        let want: f64 = (0..answer.len()).map(|j| selectinfer::eval::perplexity::nll(&logits[prompt.len() - 1 + j], answer[j] as usize)).sum();
+        assert_eq!(line["tokens"].as_u64().unwrap() as usize, answer.len());
+        let got = line["nll"].as_f64().unwrap();
+        assert!((got - want).abs() < 1e-3 * want.abs().max(1.0), "{}: {got} vs {want}", ex.id);
+    }
+    // A run paired with itself differs by exactly zero.
+    let out = run(args(&["--paired-with", per.to_str().unwrap()]));
+    assert!(out.contains("paired difference to") && out.contains("+0.0000 [95% CI +0.0000, +0.0000]"), "{out}");
+    let text = std::fs::read_to_string(&csv).unwrap();
+    assert!(text.starts_with("timestamp,git_commit,model,variant,task,data,examples,shots,load,compute,token_share,tokens,ppl,ppl_lo,ppl_hi"), "{text}");
+    common::assert_clean_failure(&["perplexity", "-m", model_path.to_str().unwrap(), "--compute", "0.4"], "--compute applies to --answers only");
+}
