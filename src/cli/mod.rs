@@ -8,6 +8,7 @@ mod eval;
 mod experiment;
 pub mod generate;
 mod inspect;
+pub mod opts;
 mod perplexity;
 mod profile;
 mod slice;

@@ -9,3 +9,4 @@ pub mod perplexity;
 pub mod plot;
 pub mod report;
 pub mod run;
+pub mod validate;

@@ -10,6 +10,7 @@
 
 pub mod ranking;
 pub mod stats;
+pub mod validate;
 
 use std::io::Read;
 use std::path::{Path, PathBuf};

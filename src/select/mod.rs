@@ -10,6 +10,7 @@ pub mod budget;
 pub mod mask;
 pub mod plan;
 pub mod rewrite;
+pub mod validate;
 
 pub use mask::NeuronMask;
 pub use plan::{default_layer_range, keep_from_profile, keep_random, LayerKeep};
