@@ -168,8 +168,20 @@ impl Drop for MemoryCap {
 /// group `dir`; its leftover page cache charges move to the parent. Also run on
 /// SIGINT/SIGTERM ([`crate::fsutil::run_cleanups`]).
 pub fn leave_group(dir: &std::path::Path) {
-    let _ = std::fs::write(std::path::Path::new(CGROUP_V1_MEMORY).join("cgroup.procs"), std::process::id().to_string());
-    let _ = std::fs::remove_dir(dir);
+    let root_procs = std::path::Path::new(CGROUP_V1_MEMORY).join("cgroup.procs");
+    // Children started inside the group (`sync` while entering it) move out too;
+    // a process that is just forking can land in the group a moment later, so
+    // removing is retried briefly.
+    for _ in 0..200 {
+        let _ = std::fs::write(&root_procs, std::process::id().to_string());
+        for pid in std::fs::read_to_string(dir.join("cgroup.procs")).unwrap_or_default().split_whitespace() {
+            let _ = std::fs::write(&root_procs, pid);
+        }
+        if std::fs::remove_dir(dir).is_ok() || !dir.exists() {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
 }
 
 /// Removes the groups of selectinfer processes that no longer run (killed for
