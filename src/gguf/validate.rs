@@ -84,7 +84,8 @@ pub fn check_layers(tensors: &[TensorInfo], key: &str, n_layer: u64, n_embd: u64
             }
         }
     }
-    if let Some(l) = has_tensors.iter().position(|&h| !h) {
+    // (A file with no per-layer tensors at all is left to the architecture check.)
+    if let Some(l) = has_tensors.iter().position(|&h| !h).filter(|_| has_tensors.contains(&true)) {
         return Err(format!("{key} is {n_layer}, but layer {l} has no tensors (blk.{l}.*)"));
     }
     Ok(())
