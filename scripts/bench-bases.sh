@@ -5,7 +5,8 @@
 #   memory: peak RSS (VmHWM) of `selectinfer generate -n 32` per setting, each in a
 #           fresh process, with the weights memory-mapped and read into memory.
 # Settings per base B: dense B, the gamma 0.7 slice of B dense-loaded, and that slice
-# at phi 0.4 and 0.3 (static 0.3, qa profile of the F16 original).
+# at phi 0.4 and 0.3 (static 0.3, qa profile of the F16 original), each slice twice:
+# ffn_down in llama.cpp's layout (columns) and neuron-major (--down-layout neurons).
 #
 #   scripts/bench-bases.sh [smollm2|gemma3 ...]     (default: both)
 # Writes results/bench/bases-<model>.md. REPS (default 7), GEN (64), PROMPT (64).
@@ -27,15 +28,16 @@ one_model() { # name source profile
         local base=models/$name.$b.gguf
         [ "$b" = f16 ] && base=$f16
         [ -f "$base" ] || "$si" convert "$f16" --to $b -o "$base"
-        local s=models/$name.$b.qa-load0.7.gguf
+        local s=models/$name.$b.qa-load0.7.gguf n=models/$name.$b.qa-load0.7.neurons.gguf
         [ -f "$s" ] || "$si" slice -m "$base" --profile "$profile" --task qa --load 0.7 --static 0.3 -o "$s" >/dev/null
-        files+=("$base"); slices+=("$s")
+        [ -f "$n" ] || "$si" slice -m "$base" --profile "$profile" --task qa --load 0.7 --static 0.3 --down-layout neurons -o "$n" >/dev/null
+        files+=("$base"); slices+=("$s" "$n")
     done
     local q4=models/$name.q4_k_m.gguf
     local out=results/bench/bases-$name.md tmp
     tmp=$(mktemp); trap 'rm -f "$tmp" "$tmp".*' RETURN
     local cmd=("$si" bench --dense "$q4" --dense "${files[0]}" --dense "${files[1]}"
-        -m "${slices[0]}" -m "${slices[1]}" -m "${slices[2]}" --compute-list 0.7,0.4,0.3
+        $(printf -- '-m %s ' "${slices[@]}") --compute-list 0.7,0.4,0.3
         --reps "$reps" --gen "$gen" --prompt-tokens "$prompt" -t 2)
     echo "bench-bases: $name: speed (${cmd[*]})" >&2
     "${cmd[@]}" --json >"$tmp.jsonl"
@@ -68,15 +70,16 @@ commit = subprocess.run(['git', 'rev-parse', '--short', 'HEAD'], capture_output=
 print(f"# {name}: SelectInfer on F16 / Q8_0 / Q4_K_M bases vs dense Q4_K_M\n")
 print(f"{datetime.date.today()}, {cpu}, 2 threads, commit {commit}. Speed: one round-robin run, medians of {reps}; peak RSS: `generate -n 32` per setting in its own process.\n")
 print(f"`{cmd}`\n")
-print("| base | setting | layout | weights + copies MiB | peak RSS MiB (mmap) | peak RSS MiB (read) | decode tok/s | speedup over dense Q4_K_M | ideal | selection ms |")
-print("|---|---|---|---|---|---|---|---|---|---|")
+print("| base | setting | ffn_down | layout | weights + copies MiB | peak RSS MiB (mmap) | peak RSS MiB (read) | decode tok/s | speedup over dense Q4_K_M | ideal | selection ms |")
+print("|---|---|---|---|---|---|---|---|---|---|---|")
 for r in bench:
     f = r['model']; base = os.path.basename(f)[len(name) + 1:].split('.')[0].upper()
     sliced = '.qa-load0.7' in f
     setting = ('gamma 0.7, dense' if r['dense'] else f"gamma 0.7, phi {r['compute']}") if sliced else 'dense (full)'
     phi = 1.0 if not sliced else (0.7 if r['dense'] else r['compute'])
     peak = lambda m: mib(rss[(f, phi, m)]) if (f, phi, m) in rss else '?'
-    print(f"| {base} | {setting} | {r['layout']} | {mib(r['weight_bytes'] + r['copy_bytes'])} | {peak('mmap')} | {peak('read')} | {r['decode_tps']:.1f} | {r['speedup']:.2f}x | {r['ideal_speedup']:.2f}x | {r['select_ms']:.0f} |")
+    down = 'neurons' if '.neurons.' in f else 'columns'
+    print(f"| {base} | {setting} | {down} | {r['layout']} | {mib(r['weight_bytes'] + r['copy_bytes'])} | {peak('mmap')} | {peak('read')} | {r['decode_tps']:.1f} | {r['speedup']:.2f}x | {r['ideal_speedup']:.2f}x | {r['select_ms']:.0f} |")
 PY
     chmod 644 "$tmp"; mv "$tmp" "$out"
     cat "$out"

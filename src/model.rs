@@ -125,6 +125,15 @@ pub enum ModelError {
     },
 }
 
+/// The bool key (read by llama.cpp through patch 0006) of a file whose `ffn_down`
+/// tensors are neuron-major: `[n_embd, n_ff]`, one row per neuron.
+pub const NEURON_MAJOR_KEY: &str = "selectinfer.ffn_down_neuron_major";
+
+/// Whether `g` stores `ffn_down` neuron-major ([`NEURON_MAJOR_KEY`]).
+pub fn ffn_down_neuron_major(g: &GgufFile) -> bool {
+    matches!(g.get(NEURON_MAJOR_KEY), Some(crate::gguf::Value::Bool(true)))
+}
+
 /// Parses `blk.<layer>.<rest>` into its layer and the rest.
 pub fn split_block_name(name: &str) -> Option<(usize, &str)> {
     let rest = name.strip_prefix("blk.")?;

@@ -10,6 +10,10 @@
 
 use std::path::Path;
 
+// The generator and float encoding moved to crate::util; re-exported for callers
+// not yet moved (src/select/rewrite.rs).
+pub use crate::util::floats::{decode_floats, encode_floats};
+pub use crate::util::rng::SplitMix64;
 use crate::gguf::{GgmlType, GgufError, GgufWriter, TensorSpec, Value};
 
 /// Architectures [`write_model`] can produce.
@@ -140,32 +144,6 @@ fn vocabulary(n_words: usize) -> Vec<(String, f32, i32)> {
     v
 }
 
-/// A splitmix64 generator: small, seeded, the same on every platform.
-#[derive(Debug, Clone)]
-pub struct SplitMix64(u64);
-
-impl SplitMix64 {
-    /// A generator with this seed.
-    pub fn new(seed: u64) -> SplitMix64 {
-        SplitMix64(seed)
-    }
-
-    /// The next 64 random bits.
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in [-1, 1).
-    pub fn next_signed(&mut self) -> f32 {
-        ((self.next_u64() >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
-    }
-}
-
-/// Encodes f32 values as a tensor of `ty` (F32, F16 or BF16).
 /// The `general.description` every synthetic model carries (kept by slicing and
 /// quantizing, which copy metadata).
 pub const SYNTHETIC_DESCRIPTION: &str = "selectinfer synthetic model: random weights, for tests and speed/memory benchmarks only";
@@ -173,25 +151,6 @@ pub const SYNTHETIC_DESCRIPTION: &str = "selectinfer synthetic model: random wei
 /// Whether a file was written by [`write_model`] (or derived from one).
 pub fn is_synthetic(g: &crate::gguf::GgufFile) -> bool {
     g.get_str("general.description") == Some(SYNTHETIC_DESCRIPTION)
-}
-
-pub fn encode_floats(values: &[f32], ty: GgmlType) -> Option<Vec<u8>> {
-    Some(match ty {
-        GgmlType::F32 => values.iter().flat_map(|v| v.to_le_bytes()).collect(),
-        GgmlType::F16 => values.iter().flat_map(|v| half::f16::from_f32(*v).to_le_bytes()).collect(),
-        GgmlType::BF16 => values.iter().flat_map(|v| half::bf16::from_f32(*v).to_le_bytes()).collect(),
-        _ => return None,
-    })
-}
-
-/// Decodes an F32, F16 or BF16 tensor to f32 values.
-pub fn decode_floats(bytes: &[u8], ty: GgmlType) -> Option<Vec<f32>> {
-    Some(match ty {
-        GgmlType::F32 => bytes.chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect(),
-        GgmlType::F16 => bytes.chunks_exact(2).map(|c| half::f16::from_le_bytes([c[0], c[1]]).to_f32()).collect(),
-        GgmlType::BF16 => bytes.chunks_exact(2).map(|c| half::bf16::from_le_bytes([c[0], c[1]]).to_f32()).collect(),
-        _ => return None,
-    })
 }
 
 struct Planned {

@@ -3,13 +3,12 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::Ordering;
 use std::sync::Mutex;
 
 use selectinfer::compute::{ComputeOptions, ComputePlan, SelectiveSession};
-use selectinfer::engine::{quantize, LoadOptions, Model, Session, SessionOptions, TargetType, Token, TensorObserver};
+use selectinfer::engine::{quantize, LoadOptions, Model, SessionOptions, TargetType, Token, TensorObserver};
 use selectinfer::model::ModelInfo;
-use selectinfer::select::{slice_model, NeuronMask, SliceRequest, SliceSource};
+use selectinfer::select::{slice_model, SliceRequest, SliceSource};
 use selectinfer::synth::SynthArch;
 
 fn opts(observer: Option<Box<dyn TensorObserver>>) -> SessionOptions {
@@ -36,6 +35,7 @@ fn sliced(arch: SynthArch, src: &Path, name: &str) -> PathBuf {
             layers: Some(0..2),
             verify: true,
             source_sha256: None,
+            down_layout: Default::default(),
         };
         slice_model(&req).unwrap_or_else(|e| panic!("{arch:?}: {e:#}"));
     }
@@ -76,35 +76,11 @@ fn selective_logits_with(path: &Path, phi: f64, force_compact: bool) -> (Vec<Vec
     (out, sets, compacted)
 }
 
-/// The same decode steps on the dense engine, with every neuron outside `sets`
-/// zeroed through the eval callback after the (dense) prefill.
 fn masked_logits(path: &Path, sets: Option<Vec<Option<Vec<u32>>>>) -> Vec<Vec<f32>> {
-    let model = Model::load(path, &LoadOptions::default()).unwrap();
-    let act = ModelInfo::read(path).unwrap().ffn_activation.unwrap();
-    let mask = sets.map(|s| NeuronMask::new(act, s));
-    let switch = mask.as_ref().map(NeuronMask::switch);
-    if let Some(sw) = &switch {
-        sw.store(false, Ordering::Relaxed);
-    }
-    let mut s = Session::new(&model, opts(mask.map(|m| Box::new(m) as Box<dyn TensorObserver>))).unwrap();
-    s.decode(&model.tokenize(PROMPT, true, false), false).unwrap();
-    if let Some(sw) = &switch {
-        sw.store(true, Ordering::Relaxed);
-    }
-    CONTINUATION
-        .iter()
-        .map(|w| {
-            let t: Vec<Token> = model.tokenize(w, false, false);
-            s.decode(&t[..1], false).unwrap();
-            s.logits(-1).to_vec()
-        })
-        .collect()
+    common::masked_logits(path, PROMPT, &CONTINUATION, sets)
 }
 
-fn max_rel_diff(a: &[Vec<f32>], b: &[Vec<f32>]) -> f32 {
-    let scale = a.iter().flatten().fold(1f32, |m, x| m.max(x.abs()));
-    a.iter().flatten().zip(b.iter().flatten()).map(|(x, y)| (x - y).abs()).fold(0f32, f32::max) / scale
-}
+use common::max_rel_diff;
 
 /// At phi = gamma nothing is compacted: the session decodes with the plain engine,
 /// so this checks the session's bookkeeping, not the compacted FFN.

@@ -10,7 +10,8 @@ use selectinfer::engine::{
 };
 use selectinfer::gguf::{GgmlType, GgufFile};
 use selectinfer::model::{FfnActivation, ModelInfo};
-use selectinfer::synth::{decode_floats, SynthArch};
+use selectinfer::synth::SynthArch;
+use selectinfer::util::floats::decode_floats;
 
 fn load(path: &std::path::Path) -> Model {
     Model::load(path, &LoadOptions::default()).expect("load")

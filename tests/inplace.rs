@@ -37,6 +37,7 @@ fn sliced(arch: SynthArch, ty: TargetType, name: &str) -> PathBuf {
             layers: Some(0..2),
             verify: true,
             source_sha256: None,
+            down_layout: Default::default(),
         };
         slice_model(&req).unwrap_or_else(|e| panic!("{name}: {e:#}"));
     }

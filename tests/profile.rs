@@ -10,7 +10,8 @@ use selectinfer::engine::{LoadOptions, Model, ObservedTensor, Session, SessionOp
 use selectinfer::gguf::{GgufFile, GgufWriter, Value};
 use selectinfer::profile::ranking::{self, LayerRanking, RankingKind};
 use selectinfer::profile::{run_profile, ProfileRequest};
-use selectinfer::synth::{decode_floats, SynthArch};
+use selectinfer::synth::SynthArch;
+use selectinfer::util::floats::decode_floats;
 use selectinfer::tasks::{Split, Task};
 
 /// Keeps a copy of every node it is asked for.

@@ -43,7 +43,7 @@ fn tiny_profile(arch: SynthArch) -> PathBuf {
 }
 
 fn request(model: &Path, out: &Path, source: SliceSource, load: f64, layers: Option<std::ops::Range<usize>>) -> SliceRequest {
-    SliceRequest { model: model.into(), output: out.into(), source, load, static_share: 0.3 * load.min(1.0), layers, verify: true, source_sha256: None }
+    SliceRequest { model: model.into(), output: out.into(), source, load, static_share: 0.3 * load.min(1.0), layers, verify: true, source_sha256: None, down_layout: Default::default() }
 }
 
 /// Logits of every position of every prompt, optionally with a neuron mask.
@@ -149,7 +149,7 @@ fn a_profile_of_the_original_slices_its_conversions_but_no_other_file() {
     let o = common::selectinfer(&["convert", src.to_str().unwrap(), "--to", "q8_0", "-o", q8.to_str().unwrap()]);
     assert!(o.status.success(), "{:?}", common::text(&o));
     let lineage = selectinfer::profile::ranking::lineage(&GgufFile::read(&q8).unwrap());
-    assert_eq!(lineage, vec![selectinfer::profile::file_sha256(&src).unwrap()], "convert records its source");
+    assert_eq!(lineage, vec![selectinfer::util::hash::file_sha256(&src).unwrap()], "convert records its source");
     let out = dir.path().join("converted-sliced.gguf");
     slice_model(&request(&q8, &out, SliceSource::Profile { dir: profile.clone(), task: Task::Translate }, 0.5, Some(0..2))).unwrap();
     // The same conversion made without `convert` carries no lineage: refused.
@@ -172,7 +172,7 @@ fn metadata_round_trips_and_uniform_widths_stay_scalar() {
     let meta = SliceMeta::from_gguf(&g).unwrap().unwrap();
     assert_eq!((meta.load, meta.layer_start, meta.layer_end), (0.5, 0, 2));
     assert_eq!(meta.task.as_deref(), Some("translate"));
-    assert_eq!(meta.source_sha256, selectinfer::profile::file_sha256(&src).unwrap());
+    assert_eq!(meta.source_sha256, selectinfer::util::hash::file_sha256(&src).unwrap());
     let base = selectinfer::profile::ranking::read_ranking(&prof.join("task-translate.json"), &prof).unwrap();
     for l in 0..2 {
         let kept = meta.kept[l].as_ref().unwrap();

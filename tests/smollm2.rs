@@ -147,6 +147,7 @@ fn full_load_slice_is_bit_identical_for_f16_and_q4_1() {
             layers: Some(0..30),
             verify: false,
             source_sha256: None,
+            down_layout: Default::default(),
         };
         slice_model(&req).unwrap();
         assert_eq!(all_logits(&src, None), all_logits(&out, None), "{}", src.display());
@@ -168,6 +169,7 @@ fn f16_slice_at_paper_defaults_equals_the_masked_model() {
         layers: None,
         verify: true,
         source_sha256: None,
+        down_layout: Default::default(),
     };
     let report = slice_model(&req).unwrap();
     assert_eq!(report.layers, 5..28);

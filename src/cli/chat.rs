@@ -44,13 +44,18 @@ pub struct ChatArgs {
     #[arg(long, value_parser = crate::select::rewrite::parse_layer_range)]
     pub layers: Option<Range<usize>>,
     /// Bytes allowed for weights + KV cache (e.g. 300MiB): picks the largest gamma
-    /// that fits and slices (or reuses a cached slice). See the README's accounting.
+    /// that fits and slices (or reuses a cached slice). The accounting is in docs/commands.md (chat).
     /// The budget bounds the process's peak resident memory: after loading, a
     /// warm-up prefill of a full batch measures it, and gamma is chosen again
     /// with the measured runtime overhead (compute buffers, the process) until it
     /// fits.
     #[arg(long, value_parser = super::opts::parse_mem_size)]
     pub mem_budget: Option<u64>,
+    /// How slices made by chat store ffn_down (see `slice --down-layout`). Default
+    /// `neurons` on CPU builds: --compute then reorders the loaded weights in place,
+    /// with no copy that the memory budget would have to hold.
+    #[arg(long, value_enum, default_value_t = if cfg!(feature = "cuda") { crate::select::DownLayout::Columns } else { crate::select::DownLayout::Neurons })]
+    pub down_layout: crate::select::DownLayout,
     /// Where slices made by chat are cached.
     #[arg(long, default_value = "models/slices")]
     pub cache_dir: PathBuf,
@@ -161,7 +166,7 @@ fn compute_plan(a: &ChatArgs, model: &Model) -> anyhow::Result<ComputePlan> {
 /// model file (name and size), n_ctx, phi and the threads.
 fn runtime_memo(a: &ChatArgs) -> PathBuf {
     let size = std::fs::metadata(&a.model).map_or(0, |m| m.len());
-    let key = crate::profile::sha256_hex(format!("{}|{size}|{}|{:?}|{}", a.model.display(), a.sampling.ctx, a.compute.compute, a.sampling.threads()).as_bytes());
+    let key = crate::util::hash::sha256_hex(format!("{}|{size}|{}|{:?}|{}", a.model.display(), a.sampling.ctx, a.compute.compute, a.sampling.threads()).as_bytes());
     let stem = a.model.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
     a.cache_dir.join(format!("{stem}.runtime-{}.bytes", &key[..12]))
 }
@@ -225,18 +230,20 @@ fn resolve_model(a: &ChatArgs, task: Option<Task>, overhead: u64) -> anyhow::Res
     std::fs::create_dir_all(&a.cache_dir).with_context(|| format!("creating {}", a.cache_dir.display()))?;
     // The key covers everything the slice depends on: the model, both rankings
     // the selection reads (base and secondary), and the settings.
-    let model_sha = crate::profile::file_sha256(&a.model).with_context(|| format!("hashing {}", a.model.display()))?;
+    let model_sha = crate::util::hash::file_sha256(&a.model).with_context(|| format!("hashing {}", a.model.display()))?;
     let profile_sha = crate::select::rewrite::profile_sha256(profile, task)
         .with_context(|| format!("reading the {task} and model rankings in {}", profile.display()))?;
-    let key = crate::profile::sha256_hex(
+    let key = crate::util::hash::sha256_hex(
         format!(
-            "{}|{}|{}|{}|{}|{:?}",
+            "{}|{}|{}|{}|{}|{:?}{}",
             model_sha,
             profile_sha,
             task,
             load,
             a.static_share,
-            range
+            range,
+            // Column slices keep the key they always had (existing caches stay valid).
+            if a.down_layout == crate::select::DownLayout::Neurons { "|neurons" } else { "" }
         )
         .as_bytes(),
     );
@@ -255,6 +262,7 @@ fn resolve_model(a: &ChatArgs, task: Option<Task>, overhead: u64) -> anyhow::Res
             layers: Some(range),
             verify: true,
             source_sha256: Some(model_sha),
+            down_layout: a.down_layout,
         })?;
     }
     // Slicing read whole tensors into memory; hand the freed heap back to the

@@ -6,7 +6,8 @@ use anyhow::{bail, Context};
 
 use crate::engine::{quantize, TargetType};
 use crate::gguf::{copy_with_metadata, GgufFile, Value};
-use crate::profile::{file_sha256, ranking};
+use crate::profile::ranking;
+use crate::util::hash::file_sha256;
 use crate::model::ModelInfo;
 use crate::output::format_bytes;
 

@@ -59,26 +59,32 @@ pub struct EvalArgs {
     pub compute: ComputeArgs,
 }
 
+impl EvalArgs {
+    /// The evaluation these arguments ask for.
+    pub fn request(&self) -> EvalRequest {
+        EvalRequest {
+            model: self.model.clone(),
+            task: self.task,
+            data: self.data.clone().unwrap_or_else(|| PathBuf::from(self.task.bundled_data())),
+            limit: self.limit,
+            shots: self.shots,
+            method: self.method,
+            compute: self.compute.compute.map(|phi| self.compute.options(phi)),
+            threads: self.threads.get(),
+            chat: self.chat,
+            mem_cap: self.mem_cap,
+            speed_only: self.speed_only,
+        }
+    }
+}
+
 pub fn run(a: EvalArgs) -> anyhow::Result<()> {
     // Both outputs are checked before the run, and land together or not at all.
     crate::fsutil::prepare_output(&a.out)?;
     if let Some(path) = &a.outputs {
         crate::fsutil::check_output_target(path)?;
     }
-    let req = EvalRequest {
-        model: a.model.clone(),
-        task: a.task,
-        data: a.data.clone().unwrap_or_else(|| PathBuf::from(a.task.bundled_data())),
-        limit: a.limit,
-        shots: a.shots,
-        method: a.method,
-        compute: a.compute.compute.map(|phi| a.compute.options(phi)),
-        threads: a.threads.get(),
-        chat: a.chat,
-        mem_cap: a.mem_cap,
-        speed_only: a.speed_only,
-    };
-    let outcome = run_eval(&req)?;
+    let outcome = run_eval(&a.request())?;
     let staged = match &a.outputs {
         Some(path) => {
             let lines: Vec<String> = outcome

@@ -9,14 +9,15 @@ use anyhow::{bail, Context};
 
 use crate::experiment::config::{Cell, Experiment};
 use crate::experiment::perplexity::{ppl_cells, PplCell};
-use crate::experiment::plot::{write_plots, Defaults, PlotPoint};
+use crate::experiment::plot::{write_plots, PlotPoint};
 use crate::experiment::report::{model_label, write_readme, ReportContext};
-use crate::experiment::run::{caps_available, eval_args, outputs_name, prepare_file, prepare_model, read_rows, row_matches, run_cell, scored_examples, Runner};
+use crate::experiment::child::EvalCall;
+use crate::experiment::run::{caps_available, prepare_file, prepare_model, read_rows, run_cell, scored_examples, Runner};
 
 /// Arguments of `experiment`.
 #[derive(Debug, clap::Args)]
 pub struct ExperimentArgs {
-    /// Experiment file (schema in the README): models, tasks, method grids.
+    /// Experiment file: models, tasks, method grids (schema: docs/formats.md).
     pub file: PathBuf,
     /// List the cells (done or to run) and the preparation steps; run nothing.
     #[arg(long)]
@@ -88,10 +89,10 @@ pub fn run(a: ExperimentArgs) -> anyhow::Result<()> {
         // ETA) and one bar per cell, fed by the child's progress lines.
         let multi = indicatif::MultiProgress::new();
         let say = |line: String| if multi.is_hidden() { eprintln!("{line}") } else { multi.suspend(|| eprintln!("{line}")) };
-        let overall = multi.add(crate::profile::progress_bar(true, (todo.len() + ppl_todo.len()) as u64, &format!("experiment {name}")));
+        let overall = multi.add(crate::output::progress_bar(true, (todo.len() + ppl_todo.len()) as u64, &format!("experiment {name}")));
         // One child: its bar (fed by its progress lines), then done or FAILED.
         let mut run_child = |label: String, len: u64, args: Vec<String>| {
-            let bar = multi.add(crate::profile::progress_bar(true, len, "  cell"));
+            let bar = multi.add(crate::output::progress_bar(true, len, "  cell"));
             bar.set_message(label.clone());
             let t0 = Instant::now();
             match run_cell(&runner, &args, &bar) {
@@ -115,11 +116,12 @@ pub fn run(a: ExperimentArgs) -> anyhow::Result<()> {
             let needs: Vec<Cell> = my_ppl.iter().filter_map(|p| cells.iter().find(|c| c.model == mi && c.prep == p.prep).cloned()).collect();
             let refs: Vec<&Cell> = mine.iter().map(|t| t.1).chain(&needs).collect();
             let pm = multi.suspend(|| prepare_model(&runner, m, &e, &refs))?;
-            for (_, cell, _) in mine {
+            for &&(_, cell, n) in &mine {
                 let file = multi.suspend(|| prepare_file(&runner, m, &pm, &cell.prep))?;
                 if !a.dry_run {
-                    let out = dir.join("outputs").join(outputs_name(cell, &file));
-                    run_child(cell.label(&m.name), cell.examples as u64, eval_args(cell, &file, &csv, Some(&out), e.threads));
+                    let call = EvalCall::new(cell, file, n);
+                    let out = dir.join("outputs").join(call.outputs_name());
+                    run_child(cell.label(&m.name), cell.examples as u64, call.args(&csv, Some(&out), e.threads));
                 }
             }
             // Perplexity after the model's task cells, so a partial run has the tables.
@@ -146,9 +148,7 @@ pub fn run(a: ExperimentArgs) -> anyhow::Result<()> {
         .count();
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     let points: Vec<PlotPoint> = rows.iter().map(|r| PlotPoint { model: model_label(&e, r), row: r }).collect();
-    let d = &e.defaults;
-    let defaults = Defaults { load: d.load.0, static_share: d.static_share.0, compute: d.compute.0, token_share: d.token_share.0 };
-    let plots = if rows.is_empty() { Vec::new() } else { write_plots(&points, &defaults, &dir)? };
+    let plots = if rows.is_empty() { Vec::new() } else { write_plots(&points, &e.defaults, &dir)? };
     skipped.extend(failures.iter().map(|f| format!("failed: {f}")));
     let ctx = ReportContext {
         name: &name,
@@ -171,7 +171,6 @@ pub fn run(a: ExperimentArgs) -> anyhow::Result<()> {
 
 /// Whether `rows` holds the result of `cell` (of model `name`, scoring `examples`).
 fn has_row(rows: &[crate::eval::harness::EvalRow], cell: &Cell, name: &str, examples: usize) -> bool {
-    let file = cell.prep.path(name);
-    let fname = file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    rows.iter().any(|r| row_matches(r, cell, &fname, examples))
+    let call = EvalCall::new(cell, cell.prep.path(name), examples);
+    rows.iter().any(|r| call.matches(r))
 }

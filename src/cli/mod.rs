@@ -16,9 +16,19 @@ mod synth;
 
 use clap::{Parser, Subcommand};
 
+/// What `selectinfer --help` says after the list of commands.
+const AFTER_HELP: &str = "\
+SelectInfer in three steps, on an F16 model (selectinfer convert MODEL --to f16 -o M.F16.gguf):
+  selectinfer profile -m M.F16.gguf --task qa -o profiles/M       rank FFN neurons (once per task)
+  selectinfer slice -m M.F16.gguf --profile profiles/M --task qa --load 0.7 -o M.qa.gguf
+  selectinfer generate -m M.qa.gguf -p PROMPT --compute 0.4       decode computing 40% of the neurons
+
+Each command's --help lists its options and defaults; docs/commands.md in the repository
+says what each does. Exit status: 0 on success, 1 on an error, 2 on a usage error.";
+
 /// Load and compute only the FFN neurons that matter (SelectInfer over llama.cpp).
 #[derive(Debug, Parser)]
-#[command(name = "selectinfer", version, about, long_about = None)]
+#[command(name = "selectinfer", version, about, long_about = None, after_help = AFTER_HELP)]
 pub struct Args {
     /// Print llama.cpp's own log to stderr.
     #[arg(long, global = true)]

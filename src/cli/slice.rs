@@ -6,7 +6,7 @@ use anyhow::bail;
 
 use crate::output::{format_bytes, Table};
 use crate::select::rewrite::parse_layer_range;
-use crate::select::{slice_model, SliceRequest, SliceSource};
+use crate::select::{slice_model, DownLayout, SliceRequest, SliceSource};
 use crate::tasks::Task;
 
 /// Arguments of `slice`.
@@ -38,6 +38,13 @@ pub struct SliceArgs {
     /// Seed of --random.
     #[arg(long, default_value_t = 0)]
     pub random_seed: u64,
+    /// How ffn_down is stored: `columns` ([n_ff, n_embd], llama.cpp's layout; also
+    /// loads in stock llama.cpp) or `neurons` ([n_embd, n_ff], one row per neuron; our
+    /// engine only): `--compute` then needs no copy of the computed neurons on any
+    /// type. A quantized ffn_down is requantized once (llama.cpp's fallback type where
+    /// rows are not whole blocks, e.g. Q6_K -> Q8_0 for a hidden size of 576).
+    #[arg(long, value_enum, default_value_t = DownLayout::default())]
+    pub down_layout: DownLayout,
     /// Output GGUF; written under a temporary name and renamed when complete.
     #[arg(short, long)]
     pub output: PathBuf,
@@ -63,6 +70,7 @@ pub fn run(a: SliceArgs) -> anyhow::Result<()> {
         layers: a.layers,
         verify: true,
         source_sha256: None,
+        down_layout: a.down_layout,
     };
     let r = slice_model(&req)?;
     if a.json.json {
@@ -84,7 +92,12 @@ pub fn run(a: SliceArgs) -> anyhow::Result<()> {
         r.layers.start,
         r.layers.end,
         r.n_ff.get(r.layers.start).copied().unwrap_or(0),
-        if r.down_requantized { " (quantized ffn_down requantized in its own type; kept widths rounded to its block size)" } else { "" },
+        match (r.down_requantized, r.down_layout) {
+            (true, DownLayout::Columns) => " (quantized ffn_down requantized in its own type; kept widths rounded to its block size)",
+            (true, DownLayout::Neurons) => " (ffn_down neuron-major, requantized)",
+            (false, DownLayout::Neurons) => " (ffn_down neuron-major)",
+            (false, DownLayout::Columns) => "",
+        },
         r.output
     );
     Ok(())

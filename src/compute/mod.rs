@@ -23,7 +23,7 @@ use anyhow::{bail, ensure, Context};
 
 use crate::engine::{CompactLayer, CompactShape, GenerateOptions, GenerateStats, Model, Session, SessionOptions, Token};
 use crate::gguf::{GgmlType, GgufFile, TensorInfo};
-use crate::model::ModelInfo;
+use crate::model::{ffn_down_neuron_major, ModelInfo};
 use crate::select::SliceMeta;
 use crate::select::rewrite::{gather_columns, gather_rows};
 use select::{compute_set, SelectorState, VoteObserver, Votes};
@@ -176,11 +176,12 @@ pub enum Layout {
     /// The loaded FFN is reordered in place so the computed neurons come first,
     /// and decode multiplies prefix views: no extra memory. Needs every
     /// sparsified layer's weights in host memory in file layout with an F32, F16
-    /// or BF16 `ffn_down` (swapping its columns is exact).
+    /// or BF16 `ffn_down` (swapping its columns is exact) or a neuron-major one of
+    /// any type (`slice --down-layout neurons`: its rows are swapped).
     InPlace,
     /// The computed neurons are gathered into a separate buffer each prompt
-    /// (repacked or device weights, quantized `ffn_down`): costs phi/gamma of the
-    /// sparsified FFN bytes.
+    /// (repacked or device weights, a quantized `ffn_down` in llama.cpp's layout):
+    /// costs phi/gamma of the sparsified FFN bytes.
     Copy,
 }
 
@@ -371,11 +372,13 @@ impl Drop for SelectiveSession<'_> {
 }
 
 /// Shape and types of layer `l`'s compacted weights with `k` neurons: gate/up keep
-/// their type; ffn_down keeps F32/F16/BF16 and becomes F16 otherwise.
+/// their type; ffn_down keeps F32/F16/BF16 and becomes F16 otherwise, except a
+/// neuron-major ffn_down, whose rows keep their type.
 fn compact_shape(g: &GgufFile, l: usize, k: usize) -> anyhow::Result<CompactShape> {
     let (gate, up, down) = (tensor(g, l, "ffn_gate")?, tensor(g, l, "ffn_up")?, tensor(g, l, "ffn_down")?);
-    let down_ty = if down.ty.is_quantized() { GgmlType::F16 } else { down.ty };
-    Ok(CompactShape { layer: l, k, n_embd: gate.dims[0] as usize, types: [gate.ty, up.ty, down_ty] })
+    let down_rows = ffn_down_neuron_major(g);
+    let down_ty = if down.ty.is_quantized() && !down_rows { GgmlType::F16 } else { down.ty };
+    Ok(CompactShape { layer: l, k, n_embd: gate.dims[0] as usize, types: [gate.ty, up.ty, down_ty], down_rows })
 }
 
 /// Gathers layer `l`'s chosen neurons from llama.cpp's own copy of the weights when
@@ -416,6 +419,6 @@ fn gather_from(g: &GgufFile, l: usize, set: &[u32], [gate_b, up_b, down_b]: [&[u
         n_embd: gate.dims[0] as usize,
         gate: rows(gate, gate_b)?,
         up: rows(up, up_b)?,
-        down: gather_columns(down_b, down, set)?,
+        down: if ffn_down_neuron_major(g) { rows(down, down_b)? } else { gather_columns(down_b, down, set)? },
     })
 }

@@ -29,7 +29,8 @@ pub struct CompactLayer {
     pub gate: (GgmlType, Vec<u8>),
     /// `[n_embd, k]` up rows and their type.
     pub up: (GgmlType, Vec<u8>),
-    /// `[k, n_embd]` down columns and their type.
+    /// `[k, n_embd]` down columns (`[n_embd, k]` rows of a neuron-major down) and
+    /// their type.
     pub down: (GgmlType, Vec<u8>),
 }
 
@@ -44,6 +45,8 @@ pub struct CompactShape {
     pub n_embd: usize,
     /// Types of gate, up and down.
     pub types: [GgmlType; 3],
+    /// Whether down is neuron-major (`[n_embd, k]`, patch 0006).
+    pub down_rows: bool,
 }
 
 /// The ggml context and backend buffer holding the tensors set on a llama context.
@@ -117,7 +120,8 @@ impl CompactBuffers {
                 sys::ggml_new_tensor_2d(ctx, ty.0 as sys::ggml_type, ne0 as i64, ne1 as i64)
             };
             let [gt, ut, dt] = sh.types;
-            tensors.push([new(gt, sh.n_embd, sh.k), new(ut, sh.n_embd, sh.k), new(dt, sh.k, sh.n_embd)]);
+            let down = if sh.down_rows { new(dt, sh.n_embd, sh.k) } else { new(dt, sh.k, sh.n_embd) };
+            tensors.push([new(gt, sh.n_embd, sh.k), new(ut, sh.n_embd, sh.k), down]);
         }
         me.buffer = unsafe { sys::ggml_backend_alloc_ctx_tensors_from_buft(ctx, buft) };
         if me.buffer.is_null() {
@@ -141,9 +145,9 @@ impl CompactBuffers {
     }
 
     /// Sets, for each `(layer, k)`, prefix views of the layer's own weights on
-    /// `lctx`: the first `k` rows of gate/up and the first `k` columns of down. No
-    /// weight is copied; the caller has put the neurons to compute first
-    /// ([`super::inplace`]).
+    /// `lctx`: the first `k` rows of gate/up and the first `k` columns of down (rows
+    /// when `down_rows`: a neuron-major down). No weight is copied; the caller has
+    /// put the neurons to compute first ([`super::inplace`]).
     ///
     /// # Safety
     /// As for [`install`](Self::install); the model's weights must stay in that
@@ -152,6 +156,7 @@ impl CompactBuffers {
         lctx: *mut sys::llama_context,
         model: *const sys::llama_model,
         layers: &[(usize, usize)],
+        down_rows: bool,
     ) -> Result<CompactBuffers, EngineError> {
         let fail = |what: String| EngineError::Decode(format!("compacted FFN views: {what}"));
         let mut me = Self::empty(layers.len()).map_err(fail)?;
@@ -165,7 +170,7 @@ impl CompactBuffers {
             if gate.is_null() || up.is_null() || down.is_null() {
                 return Err(fail(format!("model has no FFN weights in layer {l}")));
             }
-            let (n_gate, n_down) = unsafe { ((*gate).ne[1], (*down).ne[0]) };
+            let (n_gate, n_down) = unsafe { ((*gate).ne[1], (*down).ne[usize::from(down_rows)]) };
             if k == 0 || k as i64 > n_gate || k as i64 > n_down {
                 return Err(fail(format!("layer {l}: {k} neurons of {n_gate}")));
             }
@@ -181,7 +186,8 @@ impl CompactBuffers {
                 }
                 v
             };
-            let v = unsafe { [view(gate, (*gate).ne[0], k as i64), view(up, (*up).ne[0], k as i64), view(down, k as i64, (*down).ne[1])] };
+            let down_view = unsafe { if down_rows { view(down, (*down).ne[0], k as i64) } else { view(down, k as i64, (*down).ne[1]) } };
+            let v = unsafe { [view(gate, (*gate).ne[0], k as i64), view(up, (*up).ne[0], k as i64), down_view] };
             if v.iter().any(|t| t.is_null()) {
                 return Err(fail(format!("could not view the weights of layer {l}")));
             }

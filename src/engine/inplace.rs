@@ -5,8 +5,9 @@
 //! neurons to compute come first; decode then multiplies prefix views of the
 //! layer's own tensors ([`super::compact`]). A neuron is row `p` of `ffn_gate` and
 //! `ffn_up` (whole rows: a byte swap for every type) and column `p` of `ffn_down`
-//! (one element per row: exact for F32/F16/BF16, so quantized `ffn_down` tensors
-//! use the gathered copy instead).
+//! (one element per row: exact for F32/F16/BF16, so a quantized `ffn_down` in
+//! llama.cpp's layout uses the gathered copy instead), or row `p` of a neuron-major
+//! `ffn_down` (patch 0006: a byte swap for every type).
 //!
 //! The order is a property of the [`Model`](super::Model), shared by all its
 //! sessions: every prefill starts from the file order ([`FfnOrder::restore`]), so
@@ -50,6 +51,8 @@ struct LayerTensors {
     gate: HostTensor,
     up: HostTensor,
     down: HostTensor,
+    /// `down` is neuron-major: its rows are the neurons.
+    down_rows: bool,
 }
 
 /// The neuron order of every layer of a model, as swaps applied to the file order.
@@ -162,13 +165,17 @@ fn prefix_swaps(n: usize, set: &[u32]) -> Result<Vec<(u32, u32)>, NotInPlace> {
 /// # Safety
 /// `t` must describe live, writable host tensors of the checked shapes.
 unsafe fn apply_swaps(t: &LayerTensors, swaps: &[(u32, u32)]) {
-    for w in [&t.gate, &t.up] {
+    let row_major: &[&HostTensor] = if t.down_rows { &[&t.gate, &t.up, &t.down] } else { &[&t.gate, &t.up] };
+    for w in row_major {
         for &(i, j) in swaps {
             // SAFETY: i != j are rows below `rows` (prefix_swaps), each row_bytes long.
             unsafe {
                 std::ptr::swap_nonoverlapping(w.data.add(i as usize * w.row_bytes), w.data.add(j as usize * w.row_bytes), w.row_bytes)
             };
         }
+    }
+    if t.down_rows {
+        return;
     }
     let d = &t.down;
     for r in 0..d.rows {
@@ -195,13 +202,23 @@ fn layer_tensors(model: *const sys::llama_model, gguf: &GgufFile, l: usize) -> R
     let gate = host_tensor(model, gguf, &format!("blk.{l}.ffn_gate.weight"))?;
     let up = host_tensor(model, gguf, &format!("blk.{l}.ffn_up.weight"))?;
     let down = host_tensor(model, gguf, &format!("blk.{l}.ffn_down.weight"))?;
+    let down_rows = crate::model::ffn_down_neuron_major(gguf);
+    if down_rows {
+        if gate.rows != up.rows || down.rows != gate.rows {
+            return Err(NotInPlace(format!("layer {l}: FFN widths disagree")));
+        }
+        return Ok(LayerTensors { gate, up, down, down_rows });
+    }
     if down.elem_bytes == 0 {
-        return Err(NotInPlace(format!("blk.{l}.ffn_down.weight is quantized: its columns cannot be swapped exactly")));
+        return Err(NotInPlace(format!(
+            "blk.{l}.ffn_down.weight is quantized in llama.cpp's layout: its columns cannot be swapped exactly \
+             (a slice made with --down-layout neurons can be reordered in place)"
+        )));
     }
     if gate.rows != up.rows || down.row_bytes < gate.rows * down.elem_bytes {
         return Err(NotInPlace(format!("layer {l}: FFN widths disagree")));
     }
-    Ok(LayerTensors { gate, up, down })
+    Ok(LayerTensors { gate, up, down, down_rows })
 }
 
 fn host_tensor(model: *const sys::llama_model, gguf: &GgufFile, name: &str) -> Result<HostTensor, NotInPlace> {

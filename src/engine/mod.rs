@@ -35,12 +35,6 @@ pub fn ggml_type_layout(type_id: u32) -> (u64, u64) {
     }
 }
 
-/// The llama.cpp build this binary links, e.g. `"b1-abc1234"` style info string.
-pub fn system_info() -> String {
-    // SAFETY: returns a pointer to a static NUL-terminated string.
-    unsafe { std::ffi::CStr::from_ptr(llama_cpp_sys_2::llama_print_system_info()) }.to_string_lossy().into_owned()
-}
-
 /// Dequantizes `n` elements of type `type_id` stored in `bytes` with ggml's own
 /// `to_float`, so every quantized format llama.cpp reads can be sliced.
 /// Returns `None` when the type has no `to_float` or `bytes` is too short.

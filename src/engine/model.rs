@@ -50,7 +50,13 @@ impl Model {
     pub fn load(path: &Path, opts: &LoadOptions) -> Result<Model, EngineError> {
         let gguf = GgufFile::read(path)?;
         let backend = backend()?;
-        let params = LlamaModelParams::default().with_use_mmap(opts.mmap).with_n_gpu_layers(opts.gpu_layers);
+        let mut params = std::pin::pin!(LlamaModelParams::default().with_use_mmap(opts.mmap).with_n_gpu_layers(opts.gpu_layers));
+        if opts.gpu_layers == 0 && crate::model::ffn_down_neuron_major(&gguf) {
+            // A neuron-major FFN is reordered in place for selective computation:
+            // keep it in file layout (plain CPU buffers, memory-mapped), not
+            // repacked for llama.cpp's CPU kernels (other weights still are).
+            params.as_mut().add_cpu_buft_override(c"blk\\.[0-9]+\\.ffn_(gate|up|down)\\.weight");
+        }
         let _ = take_recent_errors();
         let inner = LlamaModel::load_from_file(backend, path, &params)
             .map_err(|_| EngineError::Load { path: path.display().to_string(), log: take_recent_errors() })?;

@@ -278,7 +278,8 @@ impl<'m> Session<'m> {
         }
         // SAFETY: both pointers are valid for the session's lifetime; the views are
         // cleared from the context before they are dropped (clear_compact_ffn, Drop).
-        let mut c = unsafe { CompactBuffers::install_views(self.ctx.as_raw_ptr(), self.model.inner.as_raw_ptr(), layers)? };
+        let down_rows = crate::model::ffn_down_neuron_major(self.model.gguf());
+        let mut c = unsafe { CompactBuffers::install_views(self.ctx.as_raw_ptr(), self.model.inner.as_raw_ptr(), layers, down_rows)? };
         c.epoch = Some(self.model.ffn_order_epoch());
         self.compact = Some(c);
         Ok(())

@@ -28,7 +28,7 @@ use super::metrics::{
     bleu_from_stats, bleu_segment, check_corpus, chrf_add, chrf_from_stats, chrf_segment, rouge_max, squad_exact_match, squad_f1, BleuStats,
     ChrfStats, MetricError, CHRF_CHAR_ORDER,
 };
-use crate::synth::SplitMix64;
+use crate::util::rng::SplitMix64;
 use crate::tasks::Task;
 
 /// Bootstrap resamples per interval.
@@ -62,6 +62,16 @@ impl Metric {
             Task::Qa => &[Metric::Em, Metric::F1],
             Task::Translate => &[Metric::Bleu, Metric::Chrf],
             Task::Summarize => &[Metric::Rouge1, Metric::Rouge2, Metric::RougeL],
+        }
+    }
+
+    /// The score a task is compared by first (plots, headline tables): qa F1,
+    /// translate BLEU, summarize ROUGE-L.
+    pub const fn primary(task: Task) -> Metric {
+        match task {
+            Task::Qa => Metric::F1,
+            Task::Translate => Metric::Bleu,
+            Task::Summarize => Metric::RougeL,
         }
     }
 

@@ -6,117 +6,25 @@
 //! the model file and the compute options differ, and [`Method::check`] refuses
 //! combinations that would mislabel a row.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::{bail, ensure, Context};
-use serde::de::DeserializeOwned;
-use serde::Serialize;
 
-use super::bootstrap::{task_intervals, Interval, Metric};
+use super::bootstrap::task_intervals;
 use crate::compute::{ComputeOptions, ComputePlan, SelectiveSession};
 use crate::engine::{GenerateOptions, LoadOptions, Model, SessionOptions};
 use crate::gguf::GgufFile;
 use crate::memory::MemorySnapshot;
-use crate::output::median;
 use crate::model::ModelInfo;
+use crate::output::median;
 use crate::select::SliceMeta;
 use crate::tasks::{read_examples, Example, Split, Task, TEMPLATE_VERSION};
 
-/// What a row measures, in the paper's comparison.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize, serde::Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Method {
-    /// The original (F16) model, dense.
-    Reference,
-    /// A profile-guided slice, every loaded neuron computed.
-    DenseLoaded,
-    /// A profile-guided slice with static + dynamic computation (`--compute`).
-    Selectinfer,
-    /// The full model, dynamic-only computation (`--compute`, no static set).
-    Coreinfer,
-    /// A slice with dynamic-only computation (`--compute --no-static`).
-    CoreinferLoading,
-    /// A random slice (the paper's ablation), dense or with `--compute`.
-    RandomLoading,
-    /// llama.cpp's Q4_0 quantization of the original, dense.
-    #[value(name = "q4_0")]
-    #[serde(rename = "q4_0")]
-    Q4_0,
-    /// llama.cpp's Q4_K_M quantization, dense.
-    #[value(name = "q4_k_m")]
-    #[serde(rename = "q4_k_m")]
-    Q4KM,
-    /// llama.cpp's Q8_0 quantization, dense.
-    #[value(name = "q8_0")]
-    #[serde(rename = "q8_0")]
-    Q8_0,
-    /// The original model memory-mapped from disk while the process's memory is
-    /// capped below its size (`--mem-cap`): pages are evicted and read again.
-    DiskOffload,
-}
-
-impl Method {
-    /// The name used on the command line and in CSV files.
-    pub const fn name(self) -> &'static str {
-        match self {
-            Method::Reference => "reference",
-            Method::DenseLoaded => "dense-loaded",
-            Method::Selectinfer => "selectinfer",
-            Method::Coreinfer => "coreinfer",
-            Method::CoreinferLoading => "coreinfer-loading",
-            Method::RandomLoading => "random-loading",
-            Method::Q4_0 => "q4_0",
-            Method::Q4KM => "q4_k_m",
-            Method::Q8_0 => "q8_0",
-            Method::DiskOffload => "disk-offload",
-        }
-    }
-
-    /// Errors unless the file and compute options are what this method means.
-    pub fn check(self, g: &GgufFile, compute: Option<&ComputeOptions>) -> anyhow::Result<()> {
-        let meta = SliceMeta::from_gguf(g)?;
-        let info = ModelInfo::from_gguf(g)?;
-        let path = g.path.display();
-        let sliced = |sel: &str| meta.as_ref().is_some_and(|m| m.selection == sel);
-        let weight_type = |want: &str| info.ffn_types.iter().any(|t| t == want);
-        let no_static = compute.is_some_and(|c| c.no_static);
-        let ok = match self {
-            Method::Reference => meta.is_none() && compute.is_none() && info.ffn_types.iter().all(|t| t == "F16" || t == "BF16" || t == "F32"),
-            Method::DenseLoaded => sliced("profile") && compute.is_none(),
-            Method::Selectinfer => sliced("profile") && compute.is_some() && !no_static,
-            Method::Coreinfer => meta.is_none() && compute.is_some(),
-            Method::CoreinferLoading => meta.is_some() && compute.is_some() && no_static,
-            Method::RandomLoading => sliced("random"),
-            Method::Q4_0 => meta.is_none() && compute.is_none() && weight_type("Q4_0"),
-            Method::Q4KM => meta.is_none() && compute.is_none() && weight_type("Q4_K"),
-            Method::Q8_0 => meta.is_none() && compute.is_none() && weight_type("Q8_0"),
-            Method::DiskOffload => meta.is_none() && compute.is_none() && info.ffn_types.iter().all(|t| t == "F16" || t == "BF16" || t == "F32"),
-        };
-        if !ok {
-            let what = match self {
-                Method::Reference => "an unsliced F16/BF16/F32 model and no --compute",
-                Method::DenseLoaded => "a profile-guided slice (selectinfer slice --profile) and no --compute",
-                Method::Selectinfer => "a profile-guided slice and --compute (without --no-static)",
-                Method::Coreinfer => "an unsliced model and --compute",
-                Method::CoreinferLoading => "a sliced model, --compute and --no-static",
-                Method::RandomLoading => "a random slice (selectinfer slice --random)",
-                Method::Q4_0 => "an unsliced Q4_0 model (selectinfer convert --to q4_0) and no --compute",
-                Method::Q4KM => "an unsliced Q4_K_M model (selectinfer convert --to q4_k_m) and no --compute",
-                Method::Q8_0 => "an unsliced Q8_0 model (selectinfer convert --to q8_0) and no --compute",
-                Method::DiskOffload => "an unsliced F16/BF16/F32 model and no --compute",
-            };
-            bail!(
-                "method {} needs {what}; {path} is {} (FFN types {}){}",
-                self.name(),
-                meta.as_ref().map_or("not sliced".to_string(), |m| format!("sliced ({}, load {})", m.selection, m.load)),
-                info.ffn_types.join("/"),
-                if compute.is_some() { " and --compute was given" } else { "" }
-            );
-        }
-        Ok(())
-    }
-}
+// The method and the row live in their own files; these paths are the ones the
+// rest of the crate has always used.
+pub use super::method::Method;
+pub use super::row::{append_row, parse_rows, EvalRow};
 
 /// Generation limits and stop strings of a task.
 pub fn task_limits(task: Task) -> (usize, &'static [&'static str]) {
@@ -178,175 +86,6 @@ pub struct EvalRequest {
     pub speed_only: Option<usize>,
 }
 
-/// One CSV row.
-#[derive(Debug, Clone, Serialize, serde::Deserialize)]
-pub struct EvalRow {
-    /// UTC time the row was written.
-    pub timestamp: String,
-    /// Commit of the selectinfer binary that wrote the row, embedded at build time
-    /// (`-dirty` with uncommitted source changes; "unknown" outside git).
-    pub git_commit: String,
-    /// CPU model and cores.
-    pub machine: String,
-    /// Model file name.
-    pub model: String,
-    /// Method.
-    pub method: String,
-    /// Task.
-    pub task: String,
-    /// Dataset file name.
-    pub data: String,
-    /// Examples scored.
-    pub examples: usize,
-    /// k-shot examples per prompt.
-    pub shots: usize,
-    /// Template version.
-    pub template_version: String,
-    /// gamma of the file (1 when not sliced).
-    pub load: f64,
-    /// delta of the file (0 when not sliced or --no-static).
-    pub static_share: f64,
-    /// phi (empty: dense).
-    pub compute: Option<f64>,
-    /// alpha (empty: dense).
-    pub token_share: Option<f64>,
-    /// SQuAD exact match (0-100).
-    pub em: Option<f64>,
-    /// Lower end of the 95% bootstrap interval of `em` (empty in rows written
-    /// before intervals existed).
-    #[serde(default)]
-    pub em_lo: Option<f64>,
-    /// Upper end of that interval.
-    #[serde(default)]
-    pub em_hi: Option<f64>,
-    /// SQuAD F1 (0-100).
-    pub f1: Option<f64>,
-    /// Lower end of the 95% bootstrap interval of `f1` (empty in rows written
-    /// before intervals existed).
-    #[serde(default)]
-    pub f1_lo: Option<f64>,
-    /// Upper end of that interval.
-    #[serde(default)]
-    pub f1_hi: Option<f64>,
-    /// sacrebleu BLEU.
-    pub bleu: Option<f64>,
-    /// Lower end of the 95% bootstrap interval of `bleu` (empty in rows written
-    /// before intervals existed).
-    #[serde(default)]
-    pub bleu_lo: Option<f64>,
-    /// Upper end of that interval.
-    #[serde(default)]
-    pub bleu_hi: Option<f64>,
-    /// sacrebleu chrF.
-    pub chrf: Option<f64>,
-    /// Lower end of the 95% bootstrap interval of `chrf` (empty in rows written
-    /// before intervals existed).
-    #[serde(default)]
-    pub chrf_lo: Option<f64>,
-    /// Upper end of that interval.
-    #[serde(default)]
-    pub chrf_hi: Option<f64>,
-    /// ROUGE-1 F (0-100).
-    pub rouge1: Option<f64>,
-    /// Lower end of the 95% bootstrap interval of `rouge1` (empty in rows written
-    /// before intervals existed).
-    #[serde(default)]
-    pub rouge1_lo: Option<f64>,
-    /// Upper end of that interval.
-    #[serde(default)]
-    pub rouge1_hi: Option<f64>,
-    /// ROUGE-2 F (0-100).
-    pub rouge2: Option<f64>,
-    /// Lower end of the 95% bootstrap interval of `rouge2` (empty in rows written
-    /// before intervals existed).
-    #[serde(default)]
-    pub rouge2_lo: Option<f64>,
-    /// Upper end of that interval.
-    #[serde(default)]
-    pub rouge2_hi: Option<f64>,
-    /// ROUGE-L F (0-100).
-    pub rouge_l: Option<f64>,
-    /// Lower end of the 95% bootstrap interval of `rouge_l` (empty in rows written
-    /// before intervals existed).
-    #[serde(default)]
-    pub rouge_l_lo: Option<f64>,
-    /// Upper end of that interval.
-    #[serde(default)]
-    pub rouge_l_hi: Option<f64>,
-    /// Median prompt tok/s.
-    pub prefill_tps: f64,
-    /// Median decode tok/s.
-    pub decode_tps: f64,
-    /// Median per-prompt time to choose the computed neurons and gather their
-    /// weights, in ms (empty: no selective computation, or a row from before).
-    #[serde(default)]
-    pub select_ms: Option<f64>,
-    /// Tensor bytes of the file.
-    pub weight_bytes: u64,
-    /// Peak resident bytes of the process.
-    pub peak_rss_bytes: u64,
-    /// Major page faults during the run.
-    pub major_faults: u64,
-    /// Wall seconds of the run.
-    pub wall_s: f64,
-    /// Memory cap of the run's memory group (empty: none).
-    pub mem_cap_bytes: Option<u64>,
-    /// Most bytes the memory group was charged, page cache included (empty: no cap).
-    pub cap_max_usage_bytes: Option<u64>,
-    /// Tokens generated per prompt in a speed-only run (empty: scored run).
-    pub speed_only_tokens: Option<usize>,
-    /// The model has random (synthetic) weights: speed and memory only.
-    pub synthetic: bool,
-    /// CPU threads.
-    pub threads: i32,
-    /// Prompts were wrapped in the model's chat template (`--chat`). Files written
-    /// before this column existed read as `false`, which is what they ran.
-    #[serde(default)]
-    pub chat: bool,
-}
-
-impl EvalRow {
-    /// The value of a score column.
-    pub fn score(&self, m: Metric) -> Option<f64> {
-        match m {
-            Metric::Em => self.em,
-            Metric::F1 => self.f1,
-            Metric::Bleu => self.bleu,
-            Metric::Chrf => self.chrf,
-            Metric::Rouge1 => self.rouge1,
-            Metric::Rouge2 => self.rouge2,
-            Metric::RougeL => self.rouge_l,
-        }
-    }
-
-    /// A score with its 95% interval, where the row has both.
-    pub fn interval(&self, m: Metric) -> Option<Interval> {
-        let (lo, hi) = match m {
-            Metric::Em => (self.em_lo, self.em_hi),
-            Metric::F1 => (self.f1_lo, self.f1_hi),
-            Metric::Bleu => (self.bleu_lo, self.bleu_hi),
-            Metric::Chrf => (self.chrf_lo, self.chrf_hi),
-            Metric::Rouge1 => (self.rouge1_lo, self.rouge1_hi),
-            Metric::Rouge2 => (self.rouge2_lo, self.rouge2_hi),
-            Metric::RougeL => (self.rouge_l_lo, self.rouge_l_hi),
-        };
-        Some(Interval { point: self.score(m)?, lo: lo?, hi: hi? })
-    }
-
-    /// Sets a score column and its interval columns.
-    pub fn set_interval(&mut self, m: Metric, iv: Interval) {
-        let (v, lo, hi) = match m {
-            Metric::Em => (&mut self.em, &mut self.em_lo, &mut self.em_hi),
-            Metric::F1 => (&mut self.f1, &mut self.f1_lo, &mut self.f1_hi),
-            Metric::Bleu => (&mut self.bleu, &mut self.bleu_lo, &mut self.bleu_hi),
-            Metric::Chrf => (&mut self.chrf, &mut self.chrf_lo, &mut self.chrf_hi),
-            Metric::Rouge1 => (&mut self.rouge1, &mut self.rouge1_lo, &mut self.rouge1_hi),
-            Metric::Rouge2 => (&mut self.rouge2, &mut self.rouge2_lo, &mut self.rouge2_hi),
-            Metric::RougeL => (&mut self.rouge_l, &mut self.rouge_l_lo, &mut self.rouge_l_hi),
-        };
-        (*v, *lo, *hi) = (Some(iv.point), Some(iv.lo), Some(iv.hi));
-    }
-}
 
 /// The outputs of a run, with its row.
 #[derive(Debug, Clone)]
@@ -408,7 +147,7 @@ pub fn run_eval(req: &EvalRequest) -> anyhow::Result<EvalOutcome> {
     let n_ctx = (prompts.iter().map(Vec::len).max().unwrap_or(0) + max_tokens + 8).next_multiple_of(256) as u32;
     let mut s = SelectiveSession::new(&model, plan, SessionOptions { n_ctx, n_batch: 512, threads: req.threads, observer: None })?;
     let opts = GenerateOptions { max_tokens, ignore_eog: req.speed_only.is_some(), ..Default::default() };
-    let bar = crate::profile::progress_bar(true, eval.len() as u64, &format!("eval {} {}", req.method.name(), req.task));
+    let bar = crate::output::progress_bar(true, eval.len() as u64, &format!("eval {} {}", req.method.name(), req.task));
     let (mut pre, mut dec, mut sel_ms, mut outputs) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for (ex, prompt) in eval.iter().zip(&prompts) {
         s.clear();
@@ -492,104 +231,9 @@ pub fn run_eval(req: &EvalRequest) -> anyhow::Result<EvalOutcome> {
     Ok(EvalOutcome { row, outputs })
 }
 
-/// Appends `row` to the CSV file at `path` (writing the header if the file is new)
-/// through a temporary copy, so that a crash never leaves a half-written row.
-/// A file written with an older set of columns is rewritten with the current
-/// header, its rows filled with the new columns' defaults, so one file never
-/// mixes two layouts.
-pub fn append_row<T: Serialize + DeserializeOwned>(path: &Path, row: &T) -> anyhow::Result<()> {
-    let existing = match std::fs::read(path) {
-        Ok(b) => b,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
-        Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
-    };
-    // One serialization gives both the current header and the new record.
-    let mut w = csv::Writer::from_writer(Vec::new());
-    w.serialize(row)?;
-    let fresh = w.into_inner().map_err(|e| anyhow::anyhow!("csv: {e}"))?;
-    let header_end = fresh.iter().position(|&b| b == b'\n').map_or(fresh.len(), |i| i + 1);
-    let (header, record) = fresh.split_at(header_end);
-    let bytes = if existing.is_empty() {
-        fresh
-    } else if existing.starts_with(header) {
-        let mut bytes = existing;
-        bytes.extend_from_slice(record);
-        bytes
-    } else {
-        let rows: Vec<T> = parse_rows(&existing, path)?;
-        let mut w = csv::Writer::from_writer(Vec::new());
-        for r in rows.iter().chain([row]) {
-            w.serialize(r)?;
-        }
-        w.into_inner().map_err(|e| anyhow::anyhow!("csv: {e}"))?
-    };
-    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(parent)?;
-    }
-    crate::fsutil::write_atomic(path, &bytes).with_context(|| format!("writing {}", path.display()))
-}
-
-/// The rows of a results CSV's contents (`path` names it in errors). Columns added
-/// since the file was written take their defaults.
-pub fn parse_rows<T: DeserializeOwned>(bytes: &[u8], path: &Path) -> anyhow::Result<Vec<T>> {
-    csv::Reader::from_reader(bytes)
-        .deserialize()
-        .enumerate()
-        .map(|(i, r)| r.with_context(|| format!("{}: row {} does not have the expected columns", path.display(), i + 2)))
-        .collect()
-}
-
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// A results file from before the `chat` column.
-    const OLD_LAYOUT: &str = "timestamp,git_commit,machine,model,method,task,data,examples,shots,template_version,load,static_share,compute,token_share,em,f1,bleu,chrf,rouge1,rouge2,rouge_l,prefill_tps,decode_tps,weight_bytes,peak_rss_bytes,major_faults,wall_s,mem_cap_bytes,cap_max_usage_bytes,speed_only_tokens,synthetic,threads
-2026-11-30T20:28:49Z,3db704b,cpu x2,m.gguf,reference,qa,qa.jsonl,12,1,1,1.0,0.0,,,0.0,2.0,,,,,,260.7,32.7,269100288,359641088,0,26.1,,,,false,2
-";
-
-    #[test]
-    fn appending_to_an_older_layout_rewrites_the_file_with_the_current_header() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("results.csv");
-        std::fs::write(&path, OLD_LAYOUT).unwrap();
-        let mut row: EvalRow = csv::Reader::from_reader(OLD_LAYOUT.as_bytes()).deserialize().next().unwrap().unwrap();
-        assert!(!row.chat, "a missing chat column reads as false");
-        row.chat = true;
-        row.f1 = Some(5.0);
-        append_row(&path, &row).unwrap();
-        append_row(&path, &row).unwrap();
-
-        let text = std::fs::read_to_string(&path).unwrap();
-        let lines: Vec<&str> = text.lines().collect();
-        assert_eq!(lines.len(), 4, "{text}");
-        assert!(lines[0].ends_with(",threads,chat"), "{}", lines[0]);
-        assert!(lines[0].contains(",em,em_lo,em_hi,f1,f1_lo,f1_hi,") && lines[0].contains(",decode_tps,select_ms,"), "{}", lines[0]);
-        assert!(lines[1].ends_with(",false,2,false"), "{}", lines[1]);
-        assert!(lines[2].ends_with(",false,2,true"), "{}", lines[2]);
-        assert_eq!(lines[2], lines[3]);
-        let rows: Vec<EvalRow> = csv::Reader::from_reader(text.as_bytes()).deserialize().map(Result::unwrap).collect();
-        assert_eq!(rows.iter().map(|r| (r.chat, r.f1)).collect::<Vec<_>>(), [(false, Some(2.0)), (true, Some(5.0)), (true, Some(5.0))]);
-        assert!(rows.iter().all(|r| r.f1_lo.is_none() && r.select_ms.is_none()), "the new columns read as empty");
-    }
-
-    #[test]
-    fn intervals_and_selection_time_round_trip() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("results.csv");
-        let mut row: EvalRow = csv::Reader::from_reader(OLD_LAYOUT.as_bytes()).deserialize().next().unwrap().unwrap();
-        assert_eq!(row.interval(Metric::F1), None, "no interval in an old row");
-        row.set_interval(Metric::F1, Interval { point: 35.3, lo: 30.1, hi: 40.2 });
-        row.set_interval(Metric::Bleu, Interval { point: 17.8, lo: 14.0, hi: 21.5 });
-        row.select_ms = Some(2.5);
-        append_row(&path, &row).unwrap();
-        let back: Vec<EvalRow> = parse_rows(&std::fs::read(&path).unwrap(), &path).unwrap();
-        assert_eq!(back[0].interval(Metric::F1), Some(Interval { point: 35.3, lo: 30.1, hi: 40.2 }));
-        assert_eq!((back[0].bleu, back[0].bleu_lo, back[0].bleu_hi), (Some(17.8), Some(14.0), Some(21.5)));
-        assert_eq!((back[0].score(Metric::Em), back[0].interval(Metric::Em)), (Some(0.0), None));
-        assert_eq!(back[0].select_ms, Some(2.5));
-    }
 
     #[test]
     fn stop_strings_cut_and_trim() {

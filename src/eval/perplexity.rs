@@ -91,7 +91,7 @@ pub fn perplexity(model: &Model, text: &str, n_ctx: usize, max_chunks: Option<us
     let bos = model.tokenize("", true, false).first().copied();
     let mut s = Session::new(model, SessionOptions { n_ctx: n_ctx as u32, n_batch: n_ctx as u32, threads, observer: None })?;
     let (mut sum, mut count) = (0f64, 0usize);
-    let bar = crate::profile::progress_bar(true, n_chunks as u64, "perplexity");
+    let bar = crate::output::progress_bar(true, n_chunks as u64, "perplexity");
     for c in 0..n_chunks {
         let mut chunk = tokens[c * n_ctx..(c + 1) * n_ctx].to_vec();
         if let Some(b) = bos {

@@ -229,31 +229,15 @@ struct RawMethodSpec {
     speed_only: Option<usize>,
 }
 
-/// Which parameters a method takes.
-struct Takes {
-    slice: bool,
-    compute: bool,
-}
-
-fn takes(m: Method) -> Takes {
-    match m {
-        Method::Reference | Method::Q4_0 | Method::Q4KM | Method::Q8_0 | Method::DiskOffload => Takes { slice: false, compute: false },
-        Method::DenseLoaded => Takes { slice: true, compute: false },
-        Method::Selectinfer | Method::CoreinferLoading | Method::RandomLoading => Takes { slice: true, compute: true },
-        Method::Coreinfer => Takes { slice: false, compute: true },
-    }
-}
-
 impl TryFrom<RawMethodSpec> for MethodSpec {
     type Error = String;
     fn try_from(r: RawMethodSpec) -> Result<Self, String> {
-        let t = takes(r.method);
         let name = r.method.name();
         let refuse = |field: &str| Err(format!("method {name} takes no {field}"));
-        if !t.slice && (r.load.is_some() || r.static_share.is_some()) {
+        if !r.method.slices() && (r.load.is_some() || r.static_share.is_some()) {
             return refuse(if r.load.is_some() { "load" } else { "static" });
         }
-        if !t.compute && (r.compute.is_some() || r.token_share.is_some()) {
+        if !r.method.computes() && (r.compute.is_some() || r.token_share.is_some()) {
             return refuse(if r.compute.is_some() { "compute" } else { "token_share" });
         }
         if r.method == Method::CoreinferLoading && r.static_share.is_some() {
@@ -262,7 +246,7 @@ impl TryFrom<RawMethodSpec> for MethodSpec {
         if r.seed.is_some() && !matches!(r.method, Method::RandomLoading | Method::CoreinferLoading) {
             return refuse("seed (only random-loading and coreinfer-loading draw neurons)");
         }
-        if r.layers.is_some() && !(t.slice || t.compute) {
+        if r.layers.is_some() && !(r.method.slices() || r.method.computes()) {
             return refuse("layers");
         }
         if r.method == Method::DiskOffload && r.mem_cap.is_none() {
@@ -393,12 +377,12 @@ impl Experiment {
         for (mi, _) in self.models.iter().enumerate() {
             for m in &self.methods {
                 let r = &m.raw;
-                let t = takes(m.method);
+                let (slices, takes_compute) = (m.method.slices(), m.method.computes());
                 let grid = |g: &Option<Grid<Share>>, default: Share| g.as_ref().map_or(vec![default.0], |g| g.values().iter().map(|s| s.0).collect());
-                let loads = if t.slice { grid(&r.load, d.load) } else { vec![1.0] };
-                let statics = if t.slice && m.method != Method::CoreinferLoading { grid(&r.static_share, d.static_share) } else { vec![0.0] };
-                let computes: Vec<Option<f64>> = if t.compute { grid(&r.compute, d.compute).into_iter().map(Some).collect() } else { vec![None] };
-                let alphas = if t.compute { grid(&r.token_share, d.token_share) } else { vec![0.0] };
+                let loads = if slices { grid(&r.load, d.load) } else { vec![1.0] };
+                let statics = if slices && m.method != Method::CoreinferLoading { grid(&r.static_share, d.static_share) } else { vec![0.0] };
+                let computes: Vec<Option<f64>> = if takes_compute { grid(&r.compute, d.compute).into_iter().map(Some).collect() } else { vec![None] };
+                let alphas = if takes_compute { grid(&r.token_share, d.token_share) } else { vec![0.0] };
                 let caps: Vec<Option<u64>> = r.mem_cap.as_ref().map_or(vec![None], |g| g.values().iter().map(|s| Some(s.0)).collect());
                 for ts in &self.tasks {
                     if r.tasks.as_ref().is_some_and(|v| !v.contains(&ts.task)) {

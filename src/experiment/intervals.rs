@@ -16,7 +16,8 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 
 use super::config::{Cell, Experiment};
-use super::run::{outputs_name, row_matches, scored_examples};
+use super::child::EvalCall;
+use super::run::scored_examples;
 use crate::eval::bootstrap::{bootstrap, paired, per_example, resamples, Interval, Metric, PerExample, RESAMPLES, SEED};
 use crate::eval::harness::{EvalRow, Method};
 use crate::tasks::{read_examples, Example, Split, Task};
@@ -70,12 +71,11 @@ pub fn compute(e: &Experiment, cells: &[Cell], rows: &mut [EvalRow], outputs_dir
         if cell.speed_only.is_some() {
             continue;
         }
-        let name = &e.models[cell.model].name;
-        let file = cell.prep.path(name);
-        let fname = file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         let Ok(n) = scored_examples(cell, &mut split_sizes) else { continue };
-        let Some(row) = rows.iter().rposition(|r| row_matches(r, cell, &fname, n)) else { continue };
-        let path = outputs_dir.join(outputs_name(cell, &file));
+        let call = EvalCall::new(cell, cell.prep.path(&e.models[cell.model].name), n);
+        let Some(row) = rows.iter().rposition(|r| call.matches(r)) else { continue };
+        // Outputs written before their names carried the dataset have the older name.
+        let path = [call.outputs_name(), call.legacy_outputs_name()].map(|n| outputs_dir.join(n)).into_iter().find(|p| p.exists()).unwrap_or_else(|| outputs_dir.join(call.outputs_name()));
         let Ok(outputs) = read_outputs(&path) else { continue };
         let key = (cell.data.clone(), cell.task);
         if !datasets.contains_key(&key) {

@@ -10,9 +10,8 @@ use std::path::{Path, PathBuf};
 use super::config::{share_text, Experiment};
 use super::intervals::Paired;
 use super::perplexity::lookup;
-use super::run::METHOD_ORDER;
 use crate::eval::bootstrap::{Interval, Metric, RESAMPLES, SEED};
-use crate::eval::harness::EvalRow;
+use crate::eval::harness::{EvalRow, Method};
 use crate::eval::perplexity::PerplexityRow;
 use crate::output::{format_bytes, Table};
 use crate::tasks::Task;
@@ -33,18 +32,14 @@ fn model_cell(e: &Experiment, r: &EvalRow) -> String {
     }
 }
 
-fn method_rank(m: &str) -> usize {
-    METHOD_ORDER.iter().position(|x| x.name() == m).unwrap_or(METHOD_ORDER.len())
-}
-
 /// Row indices in display order: model, method, load, compute.
 pub fn sorted(e: &Experiment, rows: &[EvalRow]) -> Vec<usize> {
     let mut v: Vec<usize> = (0..rows.len()).collect();
     let model_rank = |r: &EvalRow| e.models.iter().position(|m| m.name == model_label(e, r)).unwrap_or(usize::MAX);
     v.sort_by(|&a, &b| {
         let (a, b) = (&rows[a], &rows[b]);
-        (model_rank(a), method_rank(&a.method))
-            .cmp(&(model_rank(b), method_rank(&b.method)))
+        (model_rank(a), Method::rank_of(&a.method))
+            .cmp(&(model_rank(b), Method::rank_of(&b.method)))
             .then(a.load.total_cmp(&b.load))
             .then(a.compute.unwrap_or(2.0).total_cmp(&b.compute.unwrap_or(2.0)))
             .then(a.mem_cap_bytes.cmp(&b.mem_cap_bytes))
@@ -213,7 +208,7 @@ pub fn write_readme(e: &Experiment, all: &[EvalRow], ctx: &ReportContext, dir: &
     if !e.description.trim().is_empty() {
         writeln!(s, "{}\n", e.description.trim())?;
     }
-    writeln!(s, "Made by `selectinfer experiment {}` (re-running it skips finished cells; `--report-only` redraws this page). Cells with a row: {} of {}. Rows: `results.csv` (columns in the top-level README); per-example outputs: `outputs/`.\n", ctx.yaml.display(), ctx.done_cells, ctx.total_cells)?;
+    writeln!(s, "Made by `selectinfer experiment {}` (re-running it skips finished cells; `--report-only` redraws this page). Cells with a row: {} of {}. Rows: `results.csv` (columns in the repository's docs/formats.md); per-example outputs: `outputs/`.\n", ctx.yaml.display(), ctx.done_cells, ctx.total_cells)?;
     if ctx.ppl_cells.1 > 0 {
         writeln!(s, "Perplexity cells with a row: {} of {} (`perplexity.csv`).\n", ctx.ppl_cells.0, ctx.ppl_cells.1)?;
     }

@@ -1,7 +1,7 @@
 //! Running an experiment: prepare the files its cells need (cached by content), run
 //! each unfinished cell as a child `selectinfer eval`, one CSV row per cell.
 //!
-//! Cells run as child processes so that each row's peak RSS, major faults and
+//! Each cell's child is an [`super::child::EvalCall`]. Cells run as child processes so that each row's peak RSS, major faults and
 //! memory cap belong to that cell alone, and so that a crash or Ctrl-C loses at
 //! most the running cell: rows are appended atomically by the child, and a re-run
 //! skips every cell whose row is already in the CSV.
@@ -14,11 +14,10 @@ use std::process::{Command, Stdio};
 use anyhow::{bail, Context};
 
 use super::config::{Cell, Experiment, ModelSpec, Prep};
-use crate::eval::harness::{EvalRow, Method};
 use crate::gguf::GgufFile;
 use crate::model::ModelInfo;
 use crate::select::SliceMeta;
-use crate::tasks::{read_examples, Split, TEMPLATE_VERSION};
+use crate::tasks::{read_examples, Split};
 
 /// Reads the rows of a results CSV (none if it does not exist yet).
 pub fn read_rows<T: serde::de::DeserializeOwned>(path: &Path) -> anyhow::Result<Vec<T>> {
@@ -27,36 +26,6 @@ pub fn read_rows<T: serde::de::DeserializeOwned>(path: &Path) -> anyhow::Result<
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
         Err(e) => Err(e).with_context(|| format!("reading {}", path.display())),
     }
-}
-
-/// Whether `row` is the result of `cell` (whose file is named `file`, with
-/// `examples` the number of examples the cell scores).
-pub fn row_matches(row: &EvalRow, cell: &Cell, file: &str, examples: usize) -> bool {
-    let close = |a: f64, b: f64| (a - b).abs() < 1e-9;
-    let opt_close = |a: Option<f64>, b: Option<f64>| match (a, b) {
-        (Some(a), Some(b)) => close(a, b),
-        (None, None) => true,
-        _ => false,
-    };
-    let (load, static_share) = match &cell.prep {
-        Prep::ProfileSlice { load, static_share, .. } | Prep::RandomSlice { load, static_share, .. } => (*load, if cell.no_static { 0.0 } else { *static_share }),
-        _ => (1.0, 0.0),
-    };
-    let data = cell.data.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    row.model == file
-        && row.method == cell.method.name()
-        && row.task == cell.task.name()
-        && row.data == data
-        && row.examples == examples
-        && row.shots == cell.shots
-        && row.template_version == TEMPLATE_VERSION
-        && close(row.load, load)
-        && close(row.static_share, static_share)
-        && opt_close(row.compute, cell.compute.map(|c| c.0))
-        && opt_close(row.token_share, cell.compute.map(|c| c.1))
-        && row.mem_cap_bytes == cell.mem_cap
-        && row.speed_only_tokens == cell.speed_only
-        && !row.chat
 }
 
 /// Runs child `selectinfer` commands, sharing the terminal with the bars.
@@ -109,7 +78,7 @@ fn write_recipe(file: &Path, recipe: &str) -> anyhow::Result<()> {
 }
 
 fn sha(path: &Path) -> anyhow::Result<String> {
-    crate::profile::file_sha256(path).with_context(|| format!("hashing {}", path.display()))
+    crate::util::hash::file_sha256(path).with_context(|| format!("hashing {}", path.display()))
 }
 
 /// What was prepared for one model.
@@ -248,33 +217,6 @@ fn slice_is_current(path: &Path, pm: &PreparedModel, prep: &Prep, profile: Optio
     Ok(source_ok && selection_ok)
 }
 
-/// The arguments of the child `selectinfer eval` of a cell.
-pub fn eval_args(cell: &Cell, file: &Path, csv: &Path, outputs: Option<&Path>, threads: i32) -> Vec<String> {
-    let mut a: Vec<String> = vec!["eval".into(), "-m".into(), file.display().to_string(), "--task".into(), cell.task.name().into()];
-    a.extend(["--method".into(), cell.method.name().into(), "--data".into(), cell.data.display().to_string()]);
-    a.extend(["--limit".into(), cell.examples.to_string(), "--shots".into(), cell.shots.to_string(), "-t".into(), threads.to_string()]);
-    a.extend(["--out".into(), csv.display().to_string()]);
-    if let Some((phi, alpha)) = cell.compute {
-        a.extend(["--compute".into(), phi.to_string(), "--token-share".into(), alpha.to_string()]);
-    }
-    if cell.no_static {
-        a.push("--no-static".into());
-    }
-    if let Some(l) = &cell.compute_layers {
-        a.extend(["--compute-layers".into(), format!("{}..{}", l.start, l.end)]);
-    }
-    if let Some(cap) = cell.mem_cap {
-        a.extend(["--mem-cap".into(), cap.to_string()]);
-    }
-    if let Some(n) = cell.speed_only {
-        a.extend(["--speed-only".into(), n.to_string()]);
-    }
-    if let Some(o) = outputs {
-        a.extend(["--outputs".into(), o.display().to_string()]);
-    }
-    a
-}
-
 /// Examples a cell scores: its count, or fewer if the evaluation split is smaller.
 pub fn scored_examples(cell: &Cell, split_sizes: &mut HashMap<(PathBuf, crate::tasks::Task), usize>) -> anyhow::Result<usize> {
     let key = (cell.data.clone(), cell.task);
@@ -283,22 +225,6 @@ pub fn scored_examples(cell: &Cell, split_sizes: &mut HashMap<(PathBuf, crate::t
         split_sizes.insert(key.clone(), Split::Eval.select(&ex).len());
     }
     Ok(cell.examples.min(split_sizes[&key]))
-}
-
-/// A file name for a cell's per-example outputs.
-pub fn outputs_name(cell: &Cell, file: &Path) -> String {
-    let stem = file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-    let mut n = format!("{stem}.{}.{}", cell.method.name(), cell.task);
-    if let Some((phi, alpha)) = cell.compute {
-        n += &format!(".compute{}-alpha{}", super::config::share_text(phi), super::config::share_text(alpha));
-    }
-    if let Some(cap) = cell.mem_cap {
-        n += &format!(".cap{cap}");
-    }
-    if let Some(s) = cell.speed_only {
-        n += &format!(".speed{s}");
-    }
-    n + &format!(".n{}.jsonl", cell.examples)
 }
 
 /// Runs one cell's child, feeding its progress lines to `bar`; on failure returns
@@ -340,17 +266,3 @@ pub fn caps_available() -> Result<(), String> {
     let _ = std::fs::remove_dir(&dir);
     ok
 }
-
-/// Method names in display order (also the plots' colour order).
-pub const METHOD_ORDER: [Method; 10] = [
-    Method::Reference,
-    Method::DenseLoaded,
-    Method::Selectinfer,
-    Method::Coreinfer,
-    Method::CoreinferLoading,
-    Method::RandomLoading,
-    Method::Q4_0,
-    Method::Q4KM,
-    Method::Q8_0,
-    Method::DiskOffload,
-];

@@ -73,8 +73,10 @@ pub fn check_layers(tensors: &[TensorInfo], key: &str, n_layer: u64, n_embd: u64
             return Err(format!("tensor {} belongs to layer {l}, but {key} is {n_layer}", t.name));
         }
         has_tensors[l] = true;
+        // ffn_down is [n_ff, n_embd], or [n_embd, n_ff] when stored neuron-major.
         let want = match rest {
             "ffn_up.weight" | "ffn_gate.weight" => Some([n_embd, n_ff[l]]),
+            "ffn_down.weight" if t.dims == [n_embd, n_ff[l]] => None,
             "ffn_down.weight" => Some([n_ff[l], n_embd]),
             _ => None,
         };

@@ -12,39 +12,22 @@ pub mod ranking;
 pub mod stats;
 pub mod validate;
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use anyhow::{bail, Context};
-use sha2::{Digest, Sha256};
 
 use crate::engine::{LoadOptions, Model, Session, SessionOptions, Token};
 use crate::model::ModelInfo;
+use crate::output::progress_bar;
 use crate::tasks::{read_examples, Example, Split, Task, TEMPLATE_VERSION};
+use crate::util::argmax;
+// Hashing lives in crate::util::hash; re-exported for the callers that still
+// import it from here (src/select/rewrite.rs).
+pub use crate::util::hash::{file_sha256, sha256_hex};
 use ranking::{check_model, raw_dir, read_raw_dir, write_json, ModelFingerprint, RawProfile, RAW_FORMAT};
 use stats::{ActivationRecorder, Bucket, Recording};
-
-/// sha256 of a file, hex.
-pub fn file_sha256(path: &Path) -> std::io::Result<String> {
-    let mut f = std::fs::File::open(path)?;
-    let mut h = Sha256::new();
-    let mut buf = vec![0u8; 1 << 20];
-    loop {
-        let n = f.read(&mut buf)?;
-        if n == 0 {
-            break;
-        }
-        h.update(&buf[..n]);
-    }
-    Ok(format!("{:x}", h.finalize()))
-}
-
-/// sha256 of bytes, hex.
-pub fn sha256_hex(bytes: &[u8]) -> String {
-    format!("{:x}", Sha256::digest(bytes))
-}
 
 /// The fingerprint of a model file.
 pub fn fingerprint(path: &Path, info: &ModelInfo) -> anyhow::Result<ModelFingerprint> {
@@ -235,38 +218,4 @@ pub fn run_plain(req: &ProfileRequest) -> anyhow::Result<Throughput> {
         tokens += run_one(&mut session, prompt, req.gen_tokens, false, |_| Ok(()))?;
     }
     Ok(Throughput { tokens, seconds: t0.elapsed().as_secs_f64() })
-}
-
-/// Index of the largest value (the first one on ties).
-pub fn argmax(v: &[f32]) -> usize {
-    let mut best = 0;
-    for (i, x) in v.iter().enumerate() {
-        if *x > v[best] {
-            best = i;
-        }
-    }
-    best
-}
-
-/// A progress bar on stderr (hidden when `show` is false or stderr is no terminal).
-pub fn progress_bar(show: bool, len: u64, prefix: &str) -> indicatif::ProgressBar {
-    if !show {
-        return indicatif::ProgressBar::hidden();
-    }
-    if std::env::var_os(crate::output::PROGRESS_LINES_ENV).is_some() {
-        // Under `selectinfer experiment`: report positions as lines on stderr for
-        // the parent's per-cell bar instead of drawing a bar of our own.
-        let target = indicatif::ProgressDrawTarget::term_like_with_hz(Box::new(crate::output::ProgressLines), 2);
-        let bar = indicatif::ProgressBar::with_draw_target(Some(len), target);
-        bar.set_style(indicatif::ProgressStyle::with_template("{pos} {len}").expect("valid template"));
-        return bar;
-    }
-    let bar = indicatif::ProgressBar::new(len);
-    bar.set_style(
-        indicatif::ProgressStyle::with_template("{prefix} [{bar:30}] {pos}/{len} {msg} ETA {eta}")
-            .expect("valid template")
-            .progress_chars("=> "),
-    );
-    bar.set_prefix(prefix.to_string());
-    bar
 }

@@ -14,4 +14,4 @@ pub mod validate;
 
 pub use mask::NeuronMask;
 pub use plan::{default_layer_range, keep_from_profile, keep_random, LayerKeep};
-pub use rewrite::{slice_model, SliceMeta, SliceReport, SliceRequest, SliceSource};
+pub use rewrite::{slice_model, DownLayout, SliceMeta, SliceReport, SliceRequest, SliceSource};

@@ -9,6 +9,12 @@
 //!   gathered and stored as F16 (exact up to F16 rounding of the dequantized values;
 //!   no second quantization error). This costs memory on quantized sources; the
 //!   paper's setting (and ours) slices the F16 original.
+//! - with `--down-layout neurons` every layer's `ffn_down` is stored transposed,
+//!   `[n_embd, n_ff]` (one row per neuron, patch 0006): F32/F16/BF16 exactly, quantized
+//!   types requantized once, in their own type when `n_embd` is whole blocks of it,
+//!   else in llama.cpp's fallback for that type ([`neuron_major_type`]). Every neuron
+//!   is then a row of all three matrices, so selective computation reorders and
+//!   views them in place for every type ([`crate::engine`]).
 //! - biases of gate/up are gathered; every other tensor is copied byte for byte.
 //! - a layer that keeps all its neurons is copied unchanged (bit-identical output).
 
@@ -20,7 +26,7 @@ use anyhow::{bail, ensure, Context};
 use super::plan::{keep_from_profile, keep_random, LayerKeep};
 use crate::engine::{dequantize, quantize_rows, LoadOptions, Model};
 use crate::gguf::{GgmlType, GgufFile, GgufWriter, TensorInfo, TensorSpec, Value};
-use crate::model::{split_block_name, ModelInfo};
+use crate::model::{ffn_down_neuron_major, split_block_name, ModelInfo, NEURON_MAJOR_KEY};
 use crate::profile::ranking::{check_model_lineage, model_ranking_path, read_ranking, task_ranking_path};
 use crate::profile::{file_sha256, fingerprint_with_sha256};
 use crate::synth::{encode_floats, SplitMix64};
@@ -28,6 +34,39 @@ use crate::tasks::Task;
 
 /// Prefix of every metadata key the slicer writes.
 pub const META_PREFIX: &str = "selectinfer.";
+
+/// How a slice stores `ffn_down`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DownLayout {
+    /// `[n_ff, n_embd]`, one column per neuron, as llama.cpp writes it: the file also
+    /// loads in stock llama.cpp (when every layer keeps the same width). Selective
+    /// computation on a quantized `ffn_down` then needs a copy of the computed neurons.
+    #[default]
+    Columns,
+    /// `[n_embd, n_ff]`, one row per neuron (patch 0006, our engine only): selective
+    /// computation reorders the loaded weights in place, with no copy, for every type.
+    Neurons,
+}
+
+impl DownLayout {
+    /// The layout a file stores.
+    pub fn of(g: &GgufFile) -> DownLayout {
+        if ffn_down_neuron_major(g) {
+            DownLayout::Neurons
+        } else {
+            DownLayout::Columns
+        }
+    }
+
+    /// The name used on the command line and in results.
+    pub fn name(self) -> &'static str {
+        match self {
+            DownLayout::Columns => "columns",
+            DownLayout::Neurons => "neurons",
+        }
+    }
+}
 
 /// Where the kept neurons come from.
 #[derive(Debug, Clone)]
@@ -66,6 +105,8 @@ pub struct SliceRequest {
     /// sha256 of `model` when the caller has already hashed it (`chat` keys its
     /// slice cache by it); `None` hashes the file here.
     pub source_sha256: Option<String>,
+    /// How `ffn_down` is stored.
+    pub down_layout: DownLayout,
 }
 
 /// What a slice did.
@@ -85,9 +126,11 @@ pub struct SliceReport {
     pub total_bytes: u64,
     /// FFN bytes of the result.
     pub ffn_bytes: u64,
-    /// Whether quantized ffn_down columns were requantized (same type; kept widths
-    /// rounded to the type's block size).
+    /// Whether a quantized ffn_down was requantized (same type with kept widths
+    /// rounded to the type's block size, or transposed for `neurons`).
     pub down_requantized: bool,
+    /// How ffn_down is stored.
+    pub down_layout: DownLayout,
 }
 
 /// The selection recorded in a sliced file.
@@ -119,6 +162,8 @@ pub struct SliceMeta {
     pub kept: Vec<Option<Vec<u32>>>,
     /// Static original neuron indices per layer, for sparsified layers.
     pub static_set: Vec<Option<Vec<u32>>>,
+    /// How ffn_down is stored.
+    pub down_layout: DownLayout,
 }
 
 fn key(s: &str) -> String {
@@ -151,6 +196,7 @@ impl SliceMeta {
             kept: per_layer("kept"),
             static_set: per_layer("static"),
             source_n_ff,
+            down_layout: DownLayout::of(g),
         };
         super::validate::check(g, &meta).map_err(|e| anyhow::anyhow!("{}: invalid slice metadata: {e}", g.path.display()))?;
         Ok(Some(meta))
@@ -168,6 +214,9 @@ impl SliceMeta {
             (key("source_n_ff"), Value::u32s(self.source_n_ff.iter().map(|&n| n as u32))),
             (key("source_ffn_bytes"), Value::U64(self.source_ffn_bytes)),
         ];
+        if self.down_layout == DownLayout::Neurons {
+            m.push((NEURON_MAJOR_KEY.to_string(), Value::Bool(true)));
+        }
         if let Some(t) = &self.task {
             m.push((key("task"), Value::String(t.clone())));
         }
@@ -245,7 +294,7 @@ pub fn slice_model(req: &SliceRequest) -> anyhow::Result<SliceReport> {
         .map(|l| {
             let name = format!("blk.{l}.ffn_down.weight");
             let down = src.tensor(&name).with_context(|| format!("{} has no {name}", req.model.display()))?;
-            if !down.ty.is_quantized() || !range.contains(&l) {
+            if !down.ty.is_quantized() || !range.contains(&l) || req.down_layout == DownLayout::Neurons {
                 return Ok(req.load);
             }
             ensure!(
@@ -296,7 +345,23 @@ pub fn slice_model(req: &SliceRequest) -> anyhow::Result<SliceReport> {
         source_ffn_bytes: info.ffn_bytes,
         kept: keeps.iter().map(|k| k.as_ref().map(|k| k.kept.clone())).collect(),
         static_set: keeps.iter().map(|k| k.as_ref().map(|k| k.static_set.clone())).collect(),
+        down_layout: req.down_layout,
     };
+    if req.down_layout == DownLayout::Neurons {
+        ensure!(
+            matches!(info.architecture.as_str(), "llama" | "qwen2" | "qwen3" | "gemma3"),
+            "--down-layout neurons is supported for llama, qwen2, qwen3 and gemma3 models, not {}",
+            info.architecture
+        );
+        for l in 0..info.n_layer {
+            let width = keeps[l].as_ref().map_or(info.n_ff[l], |k| k.kept.len() as u64);
+            ensure!(
+                width != info.n_embd,
+                "layer {l} would keep {width} neurons, equal to the hidden size: a neuron-major ffn_down of that shape \
+                 cannot be told from a plain one; choose another --load"
+            );
+        }
+    }
     // Written and verified under a temporary name; only a file that loads takes the final one.
     let staged = crate::fsutil::TempPath::beside(&req.output);
     let down_requantized = write_sliced(&src, &info, &keeps, &meta, staged.path())?;
@@ -315,6 +380,7 @@ pub fn slice_model(req: &SliceRequest) -> anyhow::Result<SliceReport> {
         total_bytes: out.total_bytes,
         ffn_bytes: out.ffn_bytes,
         down_requantized,
+        down_layout: req.down_layout,
     })
 }
 
@@ -324,19 +390,56 @@ enum Op<'k> {
     Copy,
     Rows(&'k [u32]),
     Columns(&'k [u32]),
+    /// The kept columns (all when `None`) as rows, in the given type.
+    Transpose(Option<&'k [u32]>, GgmlType),
 }
 
-fn op_for<'k>(t: &TensorInfo, keeps: &'k [Option<LayerKeep>], n_ff: &[u64]) -> Op<'k> {
-    let Some((layer, rest)) = split_block_name(&t.name) else { return Op::Copy };
-    let Some(Some(keep)) = keeps.get(layer) else { return Op::Copy };
-    if keep.is_whole(n_ff[layer] as usize) {
-        return Op::Copy;
+fn op_for<'k>(t: &TensorInfo, keeps: &'k [Option<LayerKeep>], n_ff: &[u64], layout: DownLayout) -> anyhow::Result<Op<'k>> {
+    let Some((layer, rest)) = split_block_name(&t.name) else { return Ok(Op::Copy) };
+    let keep = keeps.get(layer).and_then(Option::as_ref).filter(|k| !k.is_whole(n_ff[layer] as usize));
+    if rest == "ffn_down.weight" && layout == DownLayout::Neurons {
+        ensure!(t.dims.len() == 2, "{} is not a matrix", t.name);
+        return Ok(Op::Transpose(keep.map(|k| &k.kept[..]), neuron_major_type(t.ty, t.dims[1] as usize).with_context(|| t.name.clone())?));
     }
+    let Some(keep) = keep else { return Ok(Op::Copy) };
+    Ok(op_for_kept(rest, keep))
+}
+
+fn op_for_kept<'k>(rest: &str, keep: &'k LayerKeep) -> Op<'k> {
     match rest {
         "ffn_gate.weight" | "ffn_up.weight" | "ffn_gate.bias" | "ffn_up.bias" => Op::Rows(&keep.kept),
         "ffn_down.weight" => Op::Columns(&keep.kept),
         _ => Op::Copy,
     }
+}
+
+/// The type of a neuron-major `ffn_down` whose rows are `n_embd` long, from a source
+/// of type `ty`: F32/F16/BF16 and quantized types whose blocks divide `n_embd` keep
+/// their type; otherwise llama.cpp's own fallback for rows that are not whole K-quant
+/// blocks (`llama-quant.cpp`: Q4_K -> Q5_0, Q5_K -> Q5_1, Q6_K -> Q8_0; Q2_K and Q3_K
+/// -> Q4_0 here, where llama.cpp takes IQ4_NL, which needs no importance matrix but
+/// is not repacked).
+pub fn neuron_major_type(ty: GgmlType, n_embd: usize) -> anyhow::Result<GgmlType> {
+    if !ty.is_quantized() {
+        return Ok(ty);
+    }
+    let block = ty.layout().map_or(1, |b| b.block_elems as usize);
+    let chosen = if n_embd % block == 0 {
+        ty
+    } else {
+        match ty {
+            GgmlType::Q4_K => GgmlType::Q5_0,
+            GgmlType::Q5_K => GgmlType::Q5_1,
+            GgmlType::Q6_K => GgmlType::Q8_0,
+            GgmlType::Q2_K | GgmlType::Q3_K => GgmlType::Q4_0,
+            _ => bail!("rows of {n_embd} are not whole blocks of {ty}, and no fallback type is known"),
+        }
+    };
+    ensure!(
+        crate::engine::can_quantize(chosen.0) && n_embd % chosen.layout().map_or(1, |b| b.block_elems as usize) == 0,
+        "a neuron-major ffn_down needs requantization into {chosen}, which is not supported (supported: Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K..Q6_K)"
+    );
+    Ok(chosen)
 }
 
 /// Writes the sliced file; returns whether a quantized ffn_down was requantized.
@@ -364,26 +467,42 @@ fn write_sliced(src: &GgufFile, info: &ModelInfo, keeps: &[Option<LayerKeep>], m
         .iter()
         .map(|t| {
             let mut s = TensorSpec::from(t);
-            match op_for(t, keeps, &info.n_ff) {
+            match op_for(t, keeps, &info.n_ff, meta.down_layout)? {
                 Op::Copy => {}
                 Op::Rows(kept) => *s.dims.last_mut().expect("dims") = kept.len() as u64,
                 Op::Columns(kept) => {
                     s.dims[0] = kept.len() as u64;
                     down_requantized |= t.ty.is_quantized();
                 }
+                Op::Transpose(kept, ty) => {
+                    s.dims = vec![t.dims[1], kept.map_or(t.dims[0], |k| k.len() as u64)];
+                    s.ty = ty;
+                    down_requantized |= t.ty.is_quantized();
+                }
             }
-            s
+            Ok(s)
         })
-        .collect();
+        .collect::<anyhow::Result<_>>()?;
 
     let mut w = GgufWriter::create(out, &metadata, specs)?;
     for t in &src.tensors {
         let data = src.read_tensor_data(t)?;
-        let new = match op_for(t, keeps, &info.n_ff) {
+        let new = match op_for(t, keeps, &info.n_ff, meta.down_layout)? {
             Op::Copy => data,
             Op::Rows(kept) => gather_rows(&data, t, kept)?,
             Op::Columns(kept) if t.ty.is_quantized() => requantize_columns(&data, t, kept)?,
             Op::Columns(kept) => gather_columns(&data, t, kept)?.1,
+            Op::Transpose(kept, ty) => {
+                let all: Vec<u32>;
+                let kept = match kept {
+                    Some(k) => k,
+                    None => {
+                        all = (0..t.dims[0] as u32).collect();
+                        &all
+                    }
+                };
+                transpose_columns(&data, t, kept, ty)?
+            }
         };
         w.write_tensor(&new)?;
     }
@@ -415,6 +534,39 @@ pub fn gather_columns(data: &[u8], t: &TensorInfo, kept: &[u32]) -> anyhow::Resu
         GgmlType::F16 | GgmlType::BF16 => Ok((t.ty, gather_elements::<2>(rows, kept))),
         _ => Ok((GgmlType::F16, encode_floats(&dequantized_columns(data, t, kept)?, GgmlType::F16).expect("F16 encodes"))),
     }
+}
+
+/// The given columns of a 2-D `[n_cols, n_rows]` tensor as the rows of a
+/// `[n_rows, kept.len()]` tensor of type `ty`: element types are moved exactly (`ty`
+/// must then be the source's type); quantized rows are dequantized with ggml's
+/// `to_float` and the transposed values quantized as `ty` (rows of `n_rows`).
+pub fn transpose_columns(data: &[u8], t: &TensorInfo, kept: &[u32], ty: GgmlType) -> anyhow::Result<Vec<u8>> {
+    let n_rows = t.dims[1] as usize;
+    if !t.ty.is_quantized() {
+        ensure!(ty == t.ty, "{} is {}: it is transposed in its own type, not {ty}", t.name, t.ty);
+        let (_, picked) = gather_columns(data, t, kept)?; // [n_rows][k] elements
+        let e = match t.ty {
+            GgmlType::F32 => 4,
+            _ => 2,
+        };
+        let k = kept.len();
+        let mut out = vec![0u8; picked.len()];
+        for r in 0..n_rows {
+            for c in 0..k {
+                out[(c * n_rows + r) * e..(c * n_rows + r + 1) * e].copy_from_slice(&picked[(r * k + c) * e..(r * k + c + 1) * e]);
+            }
+        }
+        return Ok(out);
+    }
+    let picked = dequantized_columns(data, t, kept)?; // [n_rows][k]
+    let k = kept.len();
+    let mut tr = vec![0f32; picked.len()];
+    for r in 0..n_rows {
+        for c in 0..k {
+            tr[c * n_rows + r] = picked[r * k + c];
+        }
+    }
+    quantize_rows(ty.0, &tr, n_rows).with_context(|| format!("cannot quantize the transposed {} as {ty} (rows of {n_rows})", t.name))
 }
 
 /// Keeps the given columns of a quantized 2-D tensor in its own type: each row is

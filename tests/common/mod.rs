@@ -5,6 +5,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
 
+use std::sync::atomic::Ordering;
+
+use selectinfer::engine::{LoadOptions, Model, Session, SessionOptions, TensorObserver, Token};
+use selectinfer::model::ModelInfo;
+use selectinfer::select::NeuronMask;
 use selectinfer::synth::{write_model, SynthArch, SynthSpec};
 
 /// A directory that lives for the whole test binary (models are written once).
@@ -78,4 +83,37 @@ pub fn write_tiny_qa(dir: &Path) -> PathBuf {
         .collect();
     std::fs::write(&p, lines.join("\n")).unwrap();
     p
+}
+
+/// Decode logits of `continuation` after `prompt` on the dense engine, with every
+/// neuron outside `sets` (per layer; `None`: dense) zeroed through the eval callback
+/// after the (dense) prefill: the reference for selective computation.
+pub fn masked_logits(path: &Path, prompt: &str, continuation: &[&str], sets: Option<Vec<Option<Vec<u32>>>>) -> Vec<Vec<f32>> {
+    let model = Model::load(path, &LoadOptions::default()).unwrap();
+    let act = ModelInfo::read(path).unwrap().ffn_activation.unwrap();
+    let mask = sets.map(|s| NeuronMask::new(act, s));
+    let switch = mask.as_ref().map(NeuronMask::switch);
+    if let Some(sw) = &switch {
+        sw.store(false, Ordering::Relaxed);
+    }
+    let observer = mask.map(|m| Box::new(m) as Box<dyn TensorObserver>);
+    let mut s = Session::new(&model, SessionOptions { n_ctx: 128, n_batch: 64, threads: 2, observer }).unwrap();
+    s.decode(&model.tokenize(prompt, true, false), false).unwrap();
+    if let Some(sw) = &switch {
+        sw.store(true, Ordering::Relaxed);
+    }
+    continuation
+        .iter()
+        .map(|w| {
+            let t: Vec<Token> = model.tokenize(w, false, false);
+            s.decode(&t[..1], false).unwrap();
+            s.logits(-1).to_vec()
+        })
+        .collect()
+}
+
+/// The largest absolute difference between `a` and `b`, relative to `a`'s largest value.
+pub fn max_rel_diff(a: &[Vec<f32>], b: &[Vec<f32>]) -> f32 {
+    let scale = a.iter().flatten().fold(1f32, |m, x| m.max(x.abs()));
+    a.iter().flatten().zip(b.iter().flatten()).map(|(x, y)| (x - y).abs()).fold(0f32, f32::max) / scale
 }

@@ -1984,7 +1984,11 @@ ggml_tensor * llm_graph_context::build_ffn(
         cb(cur, "ffn_gate_par", il);
     }
 
-    if (down) {
+    if (down && hparams.ffn_down_neuron_major) {
+        // selectinfer: down is [n_embd, n_ff], one row per neuron: out = sum_n down[:, n]*cur[n]
+        GGML_ASSERT(down->ne[1] == cur->ne[0] && !has_lora(down));
+        cur = ggml_out_prod(ctx0, down, ggml_transpose(ctx0, cur));
+    } else if (down) {
         cur = build_lora_mm(down, cur);
         if (arch == LLM_ARCH_GLM4 || arch == LLM_ARCH_GLM4_MOE || arch == LLM_ARCH_JAIS2) {
             // GLM4, GLM4_MOE, and JAIS2 seem to have numerical issues with half-precision accumulators

@@ -61,6 +61,10 @@ struct llama_hparams {
     bool norm_before_residual = false;
     bool norm_before_fc       = false;
 
+    // selectinfer: ffn_down stored neuron-major, [n_embd, n_ff] (one row per neuron), and
+    // applied with ggml_out_prod (GGUF key selectinfer.ffn_down_neuron_major)
+    bool ffn_down_neuron_major = false;
+
     uint32_t n_ctx_train; // context size the model was trained on
     uint32_t n_embd;
     uint32_t n_layer_all;

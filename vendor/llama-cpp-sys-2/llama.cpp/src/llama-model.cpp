@@ -1320,6 +1320,18 @@ void llama_model_base::load_hparams(llama_model_loader & ml) {
         return;
     }
 
+    // selectinfer: a neuron-major ffn_down (see llama_hparams::ffn_down_neuron_major)
+    if (const int64_t kid = gguf_find_key(ctx, "selectinfer.ffn_down_neuron_major"); kid >= 0) {
+        if (gguf_get_kv_type(ctx, kid) != GGUF_TYPE_BOOL) {
+            throw std::runtime_error("selectinfer.ffn_down_neuron_major must be a bool");
+        }
+        hparams.ffn_down_neuron_major = gguf_get_val_bool(ctx, kid);
+        const llm_arch a = ml.get_arch();
+        if (hparams.ffn_down_neuron_major && a != LLM_ARCH_LLAMA && a != LLM_ARCH_QWEN2 && a != LLM_ARCH_QWEN3 && a != LLM_ARCH_GEMMA3) {
+            throw std::runtime_error("a neuron-major ffn_down is supported for llama, qwen2, qwen3 and gemma3 only");
+        }
+    }
+
     ml.get_key(LLM_KV_CONTEXT_LENGTH,          hparams.n_ctx_train);
     ml.get_key(LLM_KV_EMBEDDING_LENGTH,        hparams.n_embd);
     ml.get_key(LLM_KV_EMBEDDING_LENGTH_OUT,    hparams.n_embd_out_impl, false);

@@ -2916,7 +2916,8 @@ struct ggml_cplan ggml_graph_plan(
                     {
                         if (ggml_is_quantized(node->src[0]->type) ||
                             node->src[0]->type == GGML_TYPE_F16) {
-                            cur = ggml_type_size(GGML_TYPE_F32) * node->src[0]->ne[0] * n_tasks;
+                            // selectinfer: GGML_OUT_PROD_ROWS dequantized rows per thread
+                            cur = ggml_type_size(GGML_TYPE_F32) * (GGML_OUT_PROD_ROWS * node->src[0]->ne[0] + CACHE_LINE_SIZE_F32) * n_tasks;
                         }
                     } break;
                 case GGML_OP_SET_ROWS:

@@ -8,6 +8,9 @@
 #include "unary-ops.h"
 #include "vec.h"
 
+#define GGML_COMMON_DECL_CPP
+#include "ggml-common.h" // selectinfer: block layouts for ggml_out_prod_dequantize
+
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
@@ -4672,6 +4675,260 @@ static void ggml_compute_forward_out_prod_f32(
     }
 }
 
+// selectinfer: whole blocks of src0's type dequantized with this file's SIMD flags for the
+// types a neuron-major down projection is stored in (the type's own to_float, built for the
+// baseline ISA, otherwise).
+static void ggml_out_prod_dequantize(ggml_type type, const void * GGML_RESTRICT vx, float * GGML_RESTRICT y, int64_t n) {
+    switch (type) {
+        case GGML_TYPE_F16:
+            ggml_cpu_fp16_to_fp32((const ggml_fp16_t *) vx, y, n);
+            return;
+        case GGML_TYPE_Q8_0: {
+            const block_q8_0 * x = (const block_q8_0 *) vx;
+            for (int64_t i = 0; i < n/QK8_0; ++i) {
+                const float d = GGML_CPU_FP16_TO_FP32(x[i].d);
+                for (int j = 0; j < QK8_0; ++j) {
+                    y[i*QK8_0 + j] = d*x[i].qs[j];
+                }
+            }
+            return;
+        }
+        case GGML_TYPE_Q4_0: {
+            const block_q4_0 * x = (const block_q4_0 *) vx;
+            for (int64_t i = 0; i < n/QK4_0; ++i) {
+                const float d = GGML_CPU_FP16_TO_FP32(x[i].d);
+                for (int j = 0; j < QK4_0/2; ++j) {
+                    y[i*QK4_0 + j]           = d*((x[i].qs[j] & 0x0F) - 8);
+                    y[i*QK4_0 + j + QK4_0/2] = d*((x[i].qs[j] >>   4) - 8);
+                }
+            }
+            return;
+        }
+        case GGML_TYPE_Q5_0: {
+            const block_q5_0 * x = (const block_q5_0 *) vx;
+            for (int64_t i = 0; i < n/QK5_0; ++i) {
+                const float d = GGML_CPU_FP16_TO_FP32(x[i].d);
+                uint32_t qh;
+                memcpy(&qh, x[i].qh, sizeof(qh));
+                for (int j = 0; j < QK5_0/2; ++j) {
+                    const uint8_t xh_0 = ((qh >> (j +  0)) << 4) & 0x10;
+                    const uint8_t xh_1 = ((qh >> (j + 12))     ) & 0x10;
+                    y[i*QK5_0 + j]           = d*(((x[i].qs[j] & 0x0F) | xh_0) - 16);
+                    y[i*QK5_0 + j + QK5_0/2] = d*(((x[i].qs[j] >>   4) | xh_1) - 16);
+                }
+            }
+            return;
+        }
+        case GGML_TYPE_Q4_K: {
+            const block_q4_K * x = (const block_q4_K *) vx;
+            for (int64_t i = 0; i < n/QK_K; ++i) {
+                const uint8_t * q = x[i].qs;
+                const uint8_t * s = x[i].scales;
+                const float d   = GGML_CPU_FP16_TO_FP32(x[i].GGML_COMMON_AGGR_U.GGML_COMMON_AGGR_S.d);
+                const float min = GGML_CPU_FP16_TO_FP32(x[i].GGML_COMMON_AGGR_U.GGML_COMMON_AGGR_S.dmin);
+                for (int j = 0; j < QK_K/64; ++j) {
+                    // 6-bit scales and mins of sub-blocks 2j and 2j+1 (get_scale_min_k4)
+                    uint8_t sc[2], m[2];
+                    for (int h = 0; h < 2; ++h) {
+                        const int b = 2*j + h;
+                        sc[h] = b < 4 ? (s[b] & 63) : ((s[b+4] & 0xF) | ((s[b-4] >> 6) << 4));
+                        m[h]  = b < 4 ? (s[b+4] & 63) : ((s[b+4] >>  4) | ((s[b]   >> 6) << 4));
+                    }
+                    const float d1 = d*sc[0], m1 = min*m[0], d2 = d*sc[1], m2 = min*m[1];
+                    float * yy = y + i*QK_K + j*64;
+                    for (int l = 0; l < 32; ++l) yy[l]      = d1*(q[l] & 0xF) - m1;
+                    for (int l = 0; l < 32; ++l) yy[l + 32] = d2*(q[l] >>  4) - m2;
+                    q += 32;
+                }
+            }
+            return;
+        }
+        case GGML_TYPE_Q6_K: {
+            const block_q6_K * x = (const block_q6_K *) vx;
+            for (int64_t i = 0; i < n/QK_K; ++i) {
+                const float d = GGML_CPU_FP16_TO_FP32(x[i].d);
+                const uint8_t * ql = x[i].ql;
+                const uint8_t * qh = x[i].qh;
+                const int8_t  * sc = x[i].scales;
+                float * yy = y + i*QK_K;
+                for (int c = 0; c < QK_K; c += 128) {
+                    for (int l = 0; l < 32; ++l) {
+                        const int is = l/16;
+                        yy[l +  0] = d*sc[is + 0]*((int8_t)((ql[l +  0] & 0xF) | (((qh[l] >> 0) & 3) << 4)) - 32);
+                        yy[l + 32] = d*sc[is + 2]*((int8_t)((ql[l + 32] & 0xF) | (((qh[l] >> 2) & 3) << 4)) - 32);
+                        yy[l + 64] = d*sc[is + 4]*((int8_t)((ql[l +  0]  >> 4) | (((qh[l] >> 4) & 3) << 4)) - 32);
+                        yy[l + 96] = d*sc[is + 6]*((int8_t)((ql[l + 32]  >> 4) | (((qh[l] >> 6) & 3) << 4)) - 32);
+                    }
+                    yy += 128; ql += 64; qh += 32; sc += 8;
+                }
+            }
+            return;
+        }
+        default:
+            ggml_get_type_traits(type)->to_float(vx, y, n);
+            return;
+    }
+}
+
+// selectinfer: a single dst row (one decoded token) for types of 32-element blocks:
+// each block of 32 dst columns is accumulated over all src0 rows in registers, with
+// the block's dequantization fused in (no dequantized row is stored). `deq` writes
+// block b of a row, unscaled, to w and returns its scale.
+template <typename Deq>
+static void ggml_out_prod_row_fused(Deq deq, const char * GGML_RESTRICT s0, size_t nb01, int64_t nrows,
+        const char * GGML_RESTRICT s1, size_t nb11, int64_t b0, int64_t b1, float * GGML_RESTRICT d) {
+    memset(d + b0*32, 0, (b1 - b0)*32*sizeof(float));
+    // groups of rows walked along their blocks, so that the rows stream contiguously
+    for (int64_t n0 = 0; n0 < nrows; n0 += GGML_OUT_PROD_ROWS) {
+        const int64_t n1 = MIN(n0 + GGML_OUT_PROD_ROWS, nrows);
+        for (int64_t b = b0; b < b1; ++b) {
+            float acc[32];
+            memcpy(acc, d + b*32, sizeof(acc));
+            for (int64_t n = n0; n < n1; ++n) {
+                float w[32];
+                const float s = deq(s0 + n*nb01, b, w)*(*(const float *) (s1 + n*nb11));
+                for (int j = 0; j < 32; ++j) {
+                    acc[j] += s*w[j];
+                }
+            }
+            memcpy(d + b*32, acc, sizeof(acc));
+        }
+    }
+}
+
+#if defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
+// selectinfer: acc[0..4) (32 floats) += s * the 32 signed bytes of q
+static inline void ggml_out_prod_acc_i8(__m256 * acc, __m256 s, __m256i q) {
+    const __m128i lo = _mm256_castsi256_si128(q);
+    const __m128i hi = _mm256_extracti128_si256(q, 1);
+    acc[0] = _mm256_fmadd_ps(s, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(lo)), acc[0]);
+    acc[1] = _mm256_fmadd_ps(s, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(lo, 8))), acc[1]);
+    acc[2] = _mm256_fmadd_ps(s, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(hi)), acc[2]);
+    acc[3] = _mm256_fmadd_ps(s, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(hi, 8))), acc[3]);
+}
+
+// selectinfer: 16 bytes of nibbles as 32 bytes, low nibbles first (value j, then j + 16)
+static inline __m256i ggml_out_prod_nibbles(const uint8_t * qs) {
+    const __m128i b = _mm_loadu_si128((const __m128i *) qs);
+    const __m128i m = _mm_set1_epi8(0x0F);
+    return _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(b, 4), m), _mm_and_si128(b, m));
+}
+
+// selectinfer: ggml_out_prod_row_fused with AVX2: 32 accumulators in four registers
+static bool ggml_out_prod_row_avx2(ggml_type type, const char * GGML_RESTRICT s0, size_t nb01, int64_t nrows,
+        const char * GGML_RESTRICT s1, size_t nb11, int64_t b0, int64_t b1, float * GGML_RESTRICT d) {
+    if (type != GGML_TYPE_F16 && type != GGML_TYPE_Q8_0 && type != GGML_TYPE_Q4_0 && type != GGML_TYPE_Q5_0) {
+        return false;
+    }
+    memset(d + b0*32, 0, (b1 - b0)*32*sizeof(float));
+    // Groups of rows, walked along their blocks: the rows stream contiguously (the
+    // hardware prefetcher follows them); the 32 sums of a block stay in registers
+    // for the group.
+    for (int64_t n0 = 0; n0 < nrows; n0 += GGML_OUT_PROD_ROWS) {
+        const int64_t n1 = MIN(n0 + GGML_OUT_PROD_ROWS, nrows);
+        for (int64_t b = b0; b < b1; ++b) {
+            __m256 acc[4];
+            for (int k = 0; k < 4; ++k) {
+                acc[k] = _mm256_loadu_ps(d + b*32 + 8*k);
+            }
+            for (int64_t n = n0; n < n1; ++n) {
+                const char * row = s0 + n*nb01;
+                const float v = *(const float *) (s1 + n*nb11);
+                switch (type) {
+                    case GGML_TYPE_F16: {
+                        const __m256 s = _mm256_set1_ps(v);
+                        const ggml_fp16_t * x = (const ggml_fp16_t *) row + b*32;
+                        for (int k = 0; k < 4; ++k) {
+                            acc[k] = _mm256_fmadd_ps(s, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) (x + 8*k))), acc[k]);
+                        }
+                    } break;
+                    case GGML_TYPE_Q8_0: {
+                        const block_q8_0 * x = (const block_q8_0 *) row + b;
+                        ggml_out_prod_acc_i8(acc, _mm256_set1_ps(v*GGML_CPU_FP16_TO_FP32(x->d)), _mm256_loadu_si256((const __m256i *) x->qs));
+                    } break;
+                    case GGML_TYPE_Q4_0: {
+                        const block_q4_0 * x = (const block_q4_0 *) row + b;
+                        const __m256i q = _mm256_sub_epi8(ggml_out_prod_nibbles(x->qs), _mm256_set1_epi8(8));
+                        ggml_out_prod_acc_i8(acc, _mm256_set1_ps(v*GGML_CPU_FP16_TO_FP32(x->d)), q);
+                    } break;
+                    default: { // GGML_TYPE_Q5_0: bit i of qh is the fifth bit of value i
+                        const block_q5_0 * x = (const block_q5_0 *) row + b;
+                        uint32_t qh;
+                        memcpy(&qh, x->qh, sizeof(qh));
+                        const __m256i shuf = _mm256_set_epi64x(0x0303030303030303, 0x0202020202020202, 0x0101010101010101, 0x0000000000000000);
+                        __m256i bits = _mm256_shuffle_epi8(_mm256_set1_epi32((int) qh), shuf);
+                        bits = _mm256_or_si256(bits, _mm256_set1_epi64x(0x7fbfdfeff7fbfdfe));
+                        bits = _mm256_cmpeq_epi8(bits, _mm256_set1_epi64x(-1));
+                        const __m256i q = _mm256_sub_epi8(
+                            _mm256_or_si256(ggml_out_prod_nibbles(x->qs), _mm256_and_si256(bits, _mm256_set1_epi8(0x10))), _mm256_set1_epi8(16));
+                        ggml_out_prod_acc_i8(acc, _mm256_set1_ps(v*GGML_CPU_FP16_TO_FP32(x->d)), q);
+                    } break;
+                }
+            }
+            for (int k = 0; k < 4; ++k) {
+                _mm256_storeu_ps(d + b*32 + 8*k, acc[k]);
+            }
+        }
+    }
+    return true;
+}
+#endif
+
+// selectinfer: ggml_out_prod_row_fused for F16, Q8_0, Q4_0 and Q5_0; false for other types.
+static bool ggml_out_prod_row(ggml_type type, const char * s0, size_t nb01, int64_t nrows,
+        const char * s1, size_t nb11, int64_t b0, int64_t b1, float * d) {
+#if defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
+    return ggml_out_prod_row_avx2(type, s0, nb01, nrows, s1, nb11, b0, b1, d);
+#else
+    switch (type) {
+        case GGML_TYPE_F16:
+            ggml_out_prod_row_fused([](const char * row, int64_t b, float * w) {
+                ggml_cpu_fp16_to_fp32((const ggml_fp16_t *) row + b*32, w, 32);
+                return 1.0f;
+            }, s0, nb01, nrows, s1, nb11, b0, b1, d);
+            return true;
+        case GGML_TYPE_Q8_0:
+            ggml_out_prod_row_fused([](const char * row, int64_t b, float * w) {
+                const block_q8_0 * x = (const block_q8_0 *) row + b;
+                for (int j = 0; j < 32; ++j) {
+                    w[j] = x->qs[j];
+                }
+                return GGML_CPU_FP16_TO_FP32(x->d);
+            }, s0, nb01, nrows, s1, nb11, b0, b1, d);
+            return true;
+        case GGML_TYPE_Q4_0:
+            ggml_out_prod_row_fused([](const char * row, int64_t b, float * w) {
+                const block_q4_0 * x = (const block_q4_0 *) row + b;
+                for (int j = 0; j < 16; ++j) {
+                    w[j]      = (x->qs[j] & 0x0F) - 8;
+                    w[j + 16] = (x->qs[j] >>   4) - 8;
+                }
+                return GGML_CPU_FP16_TO_FP32(x->d);
+            }, s0, nb01, nrows, s1, nb11, b0, b1, d);
+            return true;
+        case GGML_TYPE_Q5_0:
+            ggml_out_prod_row_fused([](const char * row, int64_t b, float * w) {
+                const block_q5_0 * x = (const block_q5_0 *) row + b;
+                uint32_t qh;
+                memcpy(&qh, x->qh, sizeof(qh));
+                for (int j = 0; j < 16; ++j) {
+                    w[j]      = ((x->qs[j] & 0x0F) | (((qh >> (j +  0)) << 4) & 0x10)) - 16;
+                    w[j + 16] = ((x->qs[j] >>   4) | (((qh >> (j + 12))     ) & 0x10)) - 16;
+                }
+                return GGML_CPU_FP16_TO_FP32(x->d);
+            }, s0, nb01, nrows, s1, nb11, b0, b1, d);
+            return true;
+        default:
+            return false;
+    }
+#endif
+}
+
+// selectinfer: out_prod with a quantized or F16 src0, the form of a neuron-major down
+// projection (src0 = [n_embd, k], one row per neuron; dst[:, t] = sum_n src0[:, n]*src1[t, n]).
+// Threads split dst's columns in whole blocks of src0's type, so one dst row (one decoded
+// token) keeps every thread busy, and each block of GGML_OUT_PROD_ROWS src0 rows is
+// dequantized once for all dst rows (upstream split dst rows and dequantized per row).
 static void ggml_compute_forward_out_prod_q_f32(
         const ggml_compute_params * params,
               ggml_tensor * dst) {
@@ -4685,7 +4942,6 @@ static void ggml_compute_forward_out_prod_q_f32(
     const int nth = params->nth;
 
     const ggml_type type = src0->type;
-    ggml_to_float_t const dequantize_row_q = ggml_get_type_traits(type)->to_float;
 
     GGML_ASSERT(ne02 == ne12);
     GGML_ASSERT(ne03 == ne13);
@@ -4697,130 +4953,54 @@ static void ggml_compute_forward_out_prod_q_f32(
 
     // dst dim0 cannot be transposed or permuted
     GGML_ASSERT(nb0 == sizeof(float));
-    // GGML_ASSERT(nb0 <= nb1);
-    // GGML_ASSERT(nb1 <= nb2);
-    // GGML_ASSERT(nb2 <= nb3);
 
     GGML_ASSERT(ne0 == ne00);
     GGML_ASSERT(ne1 == ne10);
     GGML_ASSERT(ne2 == ne02);
     GGML_ASSERT(ne3 == ne03);
 
-    // nb01 >= nb00 - src0 is not transposed
-    //   compute by src0 rows
-
-    if (ith == 0) {
-        ggml_vec_set_f32(ne0*ne1*ne2*ne3, (float *)dst->data, 0);
+    // this thread's columns: whole blocks of src0's type (of 32 F16 values where they fit)
+    const int64_t blck = ggml_blck_size(type);
+    GGML_ASSERT(ne00 % blck == 0);
+    const int64_t unit = blck == 1 && ne00 % 32 == 0 ? 32 : blck;
+    const int64_t nblk = ne00/unit;
+    const int64_t per  = (nblk + nth - 1)/nth;
+    const int64_t c0   = MIN(per*ith,       nblk)*unit;
+    const int64_t c1   = MIN(per*(ith + 1), nblk)*unit;
+    const int64_t nc   = c1 - c0;
+    if (nc <= 0) {
+        return;
     }
-    ggml_barrier(params->threadpool);
+    const size_t off0 = (size_t) (c0/blck)*ggml_type_size(type);
 
-    // parallelize by last three dimensions
-
-    // total rows in dst
-    const int64_t nr = ne1*ne2*ne3;
-
-    // rows per thread
-    const int64_t dr = (nr + nth - 1)/nth;
-
-    // row range for this thread
-    const int64_t ir0 = dr*ith;
-    const int64_t ir1 = MIN(ir0 + dr, nr);
-
-    // dst[:,:,:,:] = 0
-    // for i2,i3:
-    //   for i1:
-    //     for i01:
-    //       for i0:
-    //         dst[i0,i1,i2,i3] += src0[i0,i01,i2,i3] * src1[i1,i01,i2,i3]
-
-    float * wdata = (float *) params->wdata + (ne0 + CACHE_LINE_SIZE_F32) * ith;
-
-    for (int64_t ir = ir0; ir < ir1; ++ir) {
-        // dst indices
-        const int64_t i3 = ir/(ne2*ne1);
-        const int64_t i2 = (ir - i3*ne2*ne1)/ne1;
-        const int64_t i1 = (ir - i3*ne2*ne1 - i2*ne1);
-
-        const int64_t i02 = i2;
-        const int64_t i03 = i3;
-
-        //const int64_t i10 = i1;
-        const int64_t i12 = i2;
-        const int64_t i13 = i3;
-
-        for (int64_t i01 = 0; i01 < ne01; ++i01) {
-            const int64_t i11 = i01;
-
-            float * s0 = (float *) ((char *) src0->data + (          i01*nb01 + i02*nb02 + i03*nb03));
-            float * s1 = (float *) ((char *) src1->data + (i1*nb10 + i11*nb11 + i12*nb12 + i13*nb13));
-            float * d  = (float *) ((char *)  dst->data + (          i1*nb1 + i2*nb2 + i3*nb3));
-
-            dequantize_row_q(s0, wdata, ne0);
-            ggml_vec_mad_f32(ne0, d, wdata, *s1);
-        }
+    if (ne1 == 1 && ne2 == 1 && ne3 == 1 && unit == 32 &&
+        ggml_out_prod_row(type, (const char *) src0->data, nb01, ne01, (const char *) src1->data, nb11,
+                          c0/32, c1/32, (float *) dst->data)) {
+        return;
     }
-}
 
-static void ggml_compute_forward_out_prod_f16_f32(
-        const ggml_compute_params * params,
-              ggml_tensor * dst) {
+    // GGML_OUT_PROD_ROWS dequantized src0 rows of this thread's columns
+    float * wdata = (float *) params->wdata + (GGML_OUT_PROD_ROWS*ne00 + CACHE_LINE_SIZE_F32)*ith;
 
-    const ggml_tensor * src0 = dst->src[0];
-    const ggml_tensor * src1 = dst->src[1];
-
-    GGML_TENSOR_BINARY_OP_LOCALS;
-
-    const int ith = params->ith;
-    const int nth = params->nth;
-
-    GGML_ASSERT(src0->type == GGML_TYPE_F16);
-    GGML_ASSERT(src1->type == GGML_TYPE_F32);
-    GGML_ASSERT(dst->type == GGML_TYPE_F32);
-
-    GGML_ASSERT(ne02 == ne12);
-    GGML_ASSERT(ne03 == ne13);
-    GGML_ASSERT(ne2  == ne12);
-    GGML_ASSERT(ne3  == ne13);
-
-    GGML_ASSERT(nb00 == sizeof(ggml_fp16_t));
-    GGML_ASSERT(nb0  == sizeof(float));
-
-    GGML_ASSERT(ne0 == ne00);
-    GGML_ASSERT(ne1 == ne10);
-    GGML_ASSERT(ne2 == ne02);
-    GGML_ASSERT(ne3 == ne03);
-
-    if (ith == 0) {
-        ggml_vec_set_f32(ne0*ne1*ne2*ne3, (float *)dst->data, 0);
-    }
-    ggml_barrier(params->threadpool);
-
-    const int64_t nr = ne1*ne2*ne3;
-    const int64_t dr = (nr + nth - 1)/nth;
-    const int64_t ir0 = dr*ith;
-    const int64_t ir1 = MIN(ir0 + dr, nr);
-
-    float * wdata = (float *) params->wdata + (ne0 + CACHE_LINE_SIZE_F32) * ith;
-
-    for (int64_t ir = ir0; ir < ir1; ++ir) {
-        const int64_t i3 = ir/(ne2*ne1);
-        const int64_t i2 = (ir - i3*ne2*ne1)/ne1;
-        const int64_t i1 = (ir - i3*ne2*ne1 - i2*ne1);
-
-        const int64_t i02 = i2;
-        const int64_t i03 = i3;
-
-        const int64_t i12 = i2;
-        const int64_t i13 = i3;
-
-        float * d = (float *) ((char *) dst->data + (i1*nb1 + i2*nb2 + i3*nb3));
-
-        for (int64_t i01 = 0; i01 < ne01; ++i01) {
-            const int64_t i11 = i01;
-            ggml_fp16_t * s0 = (ggml_fp16_t *) ((char *) src0->data + (i01*nb01 + i02*nb02 + i03*nb03));
-            float * s1 = (float *) ((char *) src1->data + (i1*nb10 + i11*nb11 + i12*nb12 + i13*nb13));
-            ggml_fp16_to_fp32_row(s0, wdata, ne0);
-            ggml_vec_mad_f32(ne0, d, wdata, *s1);
+    for (int64_t i3 = 0; i3 < ne3; ++i3) {
+        for (int64_t i2 = 0; i2 < ne2; ++i2) {
+            for (int64_t i1 = 0; i1 < ne1; ++i1) {
+                memset((char *) dst->data + i1*nb1 + i2*nb2 + i3*nb3 + c0*sizeof(float), 0, nc*sizeof(float));
+            }
+            for (int64_t n0 = 0; n0 < ne01; n0 += GGML_OUT_PROD_ROWS) {
+                const int64_t nr = MIN(GGML_OUT_PROD_ROWS, ne01 - n0);
+                for (int64_t r = 0; r < nr; ++r) {
+                    const char * s0 = (const char *) src0->data + (n0 + r)*nb01 + i2*nb02 + i3*nb03 + off0;
+                    ggml_out_prod_dequantize(type, s0, wdata + r*nc, nc);
+                }
+                for (int64_t i1 = 0; i1 < ne1; ++i1) {
+                    float * d = (float *) ((char *) dst->data + i1*nb1 + i2*nb2 + i3*nb3) + c0;
+                    for (int64_t r = 0; r < nr; ++r) {
+                        const float v = *(const float *) ((const char *) src1->data + i1*nb10 + (n0 + r)*nb11 + i2*nb12 + i3*nb13);
+                        ggml_vec_mad_f32(nc, d, wdata + r*nc, v);
+                    }
+                }
+            }
         }
     }
 }
@@ -4862,7 +5042,7 @@ void ggml_compute_forward_out_prod(
             } break;
         case GGML_TYPE_F16:
             {
-                ggml_compute_forward_out_prod_f16_f32(params, dst);
+                ggml_compute_forward_out_prod_q_f32(params, dst); // selectinfer: F16 too
             } break;
         case GGML_TYPE_F32:
             {

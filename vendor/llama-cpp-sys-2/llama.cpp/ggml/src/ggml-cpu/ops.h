@@ -19,6 +19,9 @@
 
 static const size_t CACHE_LINE_SIZE_F32 = CACHE_LINE_SIZE/sizeof(float);
 
+// selectinfer: src0 rows that out_prod dequantizes at a time (per thread, into wdata)
+#define GGML_OUT_PROD_ROWS 16
+
 // Work buffer size for im2col operations in CONV2D
 #define GGML_IM2COL_WORK_SIZE (16 * 1024 * 1024)
 

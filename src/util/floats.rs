@@ -1,0 +1,23 @@
+//! F32, F16 and BF16 tensor data as little-endian bytes.
+
+use crate::gguf::GgmlType;
+
+/// Encodes f32 values as a tensor of `ty` (F32, F16 or BF16).
+pub fn encode_floats(values: &[f32], ty: GgmlType) -> Option<Vec<u8>> {
+    Some(match ty {
+        GgmlType::F32 => values.iter().flat_map(|v| v.to_le_bytes()).collect(),
+        GgmlType::F16 => values.iter().flat_map(|v| half::f16::from_f32(*v).to_le_bytes()).collect(),
+        GgmlType::BF16 => values.iter().flat_map(|v| half::bf16::from_f32(*v).to_le_bytes()).collect(),
+        _ => return None,
+    })
+}
+
+/// Decodes an F32, F16 or BF16 tensor to f32 values.
+pub fn decode_floats(bytes: &[u8], ty: GgmlType) -> Option<Vec<f32>> {
+    Some(match ty {
+        GgmlType::F32 => bytes.chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect(),
+        GgmlType::F16 => bytes.chunks_exact(2).map(|c| half::f16::from_le_bytes([c[0], c[1]]).to_f32()).collect(),
+        GgmlType::BF16 => bytes.chunks_exact(2).map(|c| half::bf16::from_le_bytes([c[0], c[1]]).to_f32()).collect(),
+        _ => return None,
+    })
+}

@@ -1,0 +1,204 @@
+//! A neuron-major `ffn_down` (`slice --down-layout neurons`, patches 0005/0006): the
+//! same model function as llama.cpp's layout, and selective computation in place,
+//! with no copy, on quantized weights too.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use common::{masked_logits, max_rel_diff};
+use selectinfer::compute::{ComputeOptions, ComputePlan, Layout, SelectiveSession};
+use selectinfer::engine::{quantize, LoadOptions, Model, Session, SessionOptions, TargetType, Token};
+use selectinfer::gguf::{GgmlType, GgufFile};
+use selectinfer::select::{slice_model, DownLayout, SliceMeta, SliceRequest, SliceSource};
+use selectinfer::synth::{write_model, SynthArch, SynthSpec};
+
+const PROMPT: &str = "the word of a man is what it was";
+const CONTINUATION: [&str; 3] = ["the", "one", "said"];
+
+fn opts() -> SessionOptions {
+    SessionOptions { n_ctx: 128, n_batch: 64, threads: 2, observer: None }
+}
+
+/// The tiny model of `arch` (hidden size 64), or one with a hidden size of 256
+/// (`wide`), whose rows are whole K-quant blocks.
+fn source(arch: SynthArch, wide: bool, ty: TargetType, name: &str) -> PathBuf {
+    let out = common::shared_dir().join(format!("nm-src-{name}.gguf"));
+    if out.exists() {
+        return out;
+    }
+    let f32_model = if wide {
+        let spec = SynthSpec { n_embd: 256, n_ff: vec![512], head_dim: 64, ..SynthSpec::tiny(arch) };
+        let p = common::shared_dir().join(format!("nm-wide-{arch:?}.gguf"));
+        if !p.exists() {
+            write_model(&spec, &p).unwrap();
+        }
+        p
+    } else {
+        common::tiny_model(arch)
+    };
+    quantize(&f32_model, &out, ty, 2).unwrap();
+    out
+}
+
+/// A random slice (gamma 0.7, delta 0.3, both layers) of `src` in `layout`.
+fn sliced(src: &Path, layout: DownLayout, name: &str) -> PathBuf {
+    static BUILDING: Mutex<()> = Mutex::new(());
+    let _guard = BUILDING.lock().unwrap_or_else(|e| e.into_inner());
+    let out = common::shared_dir().join(format!("nm-{name}-{}.gguf", layout.name()));
+    if !out.exists() {
+        let req = SliceRequest {
+            model: src.into(),
+            output: out.clone(),
+            source: SliceSource::Random { seed: 5 },
+            load: 0.7,
+            static_share: 0.3,
+            layers: Some(0..2),
+            verify: true,
+            source_sha256: None,
+            down_layout: layout,
+        };
+        slice_model(&req).unwrap_or_else(|e| panic!("{name}: {e:#}"));
+    }
+    out
+}
+
+/// Prefill logits of `PROMPT` then decode logits of `CONTINUATION` on the plain engine.
+fn plain_logits(path: &Path) -> Vec<Vec<f32>> {
+    let model = Model::load(path, &LoadOptions::default()).unwrap();
+    let mut s = Session::new(&model, opts()).unwrap();
+    s.decode(&model.tokenize(PROMPT, true, false), false).unwrap();
+    let mut out = vec![s.logits(-1).to_vec()];
+    for w in CONTINUATION {
+        let t: Vec<Token> = model.tokenize(w, false, false);
+        s.decode(&t[..1], false).unwrap();
+        out.push(s.logits(-1).to_vec());
+    }
+    out
+}
+
+/// Decode logits of the selective session at `phi` in `layout`, with the computed
+/// sets and the bytes of copied weights.
+fn selective(model: &Model, layout: Layout, phi: f64, force_compact: bool) -> (Vec<Vec<f32>>, Vec<Option<Vec<u32>>>, usize) {
+    let co = ComputeOptions { compute: phi, token_share: 0.2, layers: None, no_static: false };
+    let plan = ComputePlan::for_model(model.gguf(), &co).unwrap();
+    let mut s = SelectiveSession::new(model, plan, opts()).unwrap();
+    if force_compact {
+        s.force_compact();
+    }
+    s.set_layout(layout).unwrap();
+    let (_, sel) = s.prefill_and_select(&model.tokenize(PROMPT, true, false)).unwrap();
+    let sets = s.current_sets().to_vec();
+    let out = CONTINUATION
+        .iter()
+        .map(|w| {
+            let t: Vec<Token> = model.tokenize(w, false, false);
+            s.session().decode(&t[..1], false).unwrap();
+            s.session().logits(-1).to_vec()
+        })
+        .collect();
+    (out, sets, sel.compact_bytes)
+}
+
+fn down_type(path: &Path) -> GgmlType {
+    GgufFile::read(path).unwrap().tensor("blk.0.ffn_down.weight").unwrap().ty
+}
+
+#[test]
+fn a_neuron_major_slice_computes_what_the_column_slice_computes() {
+    // F32/F16 are transposed exactly, so only the summation order differs (and the
+    // F16 column kernel rounds activations to F16, which out_prod does not).
+    for (arch, ty, name, tol) in [
+        (SynthArch::Llama, TargetType::F32, "llama-f32", 1e-5),
+        (SynthArch::Llama, TargetType::F16, "llama-f16", 2e-3),
+        (SynthArch::Gemma3, TargetType::F16, "gemma3-f16", 2e-3),
+    ] {
+        let src = source(arch, false, ty, name);
+        let (cols, rows) = (sliced(&src, DownLayout::Columns, name), sliced(&src, DownLayout::Neurons, name));
+        let g = GgufFile::read(&rows).unwrap();
+        let down = g.tensor("blk.0.ffn_down.weight").unwrap();
+        assert_eq!(down.dims, vec![64, 134], "{name}: [n_embd, kept] (round(0.7 * 192) = 134)");
+        assert_eq!(SliceMeta::from_gguf(&g).unwrap().unwrap().down_layout, DownLayout::Neurons);
+        let diff = max_rel_diff(&plain_logits(&cols), &plain_logits(&rows));
+        assert!(diff <= tol, "{name}: relative diff {diff}");
+    }
+}
+
+#[test]
+fn quantized_neuron_major_rows_keep_their_type_or_take_llama_cpp_fallback() {
+    // Hidden size 64: Q8_0 rows are whole blocks; Q4_K_M's K-quant rows are not
+    // (Q4_K -> Q5_0, Q6_K -> Q8_0). Hidden size 256: Q4_K stays Q4_K.
+    let q8 = sliced(&source(SynthArch::Llama, false, TargetType::Q8_0, "llama-q8_0"), DownLayout::Neurons, "llama-q8_0");
+    assert_eq!(down_type(&q8), GgmlType::Q8_0);
+    let narrow = source(SynthArch::Llama, false, TargetType::Q4KM, "llama-q4_k_m");
+    let src_down = down_type(&narrow);
+    let nm = down_type(&sliced(&narrow, DownLayout::Neurons, "llama-q4_k_m"));
+    let want = match src_down {
+        GgmlType::Q4_K => GgmlType::Q5_0,
+        GgmlType::Q6_K => GgmlType::Q8_0,
+        t => t, // llama.cpp already fell back for the source (rows of 192)
+    };
+    assert_eq!(nm, want, "source {src_down}");
+    let wide = sliced(&source(SynthArch::Llama, true, TargetType::Q4KM, "wide-q4_k_m"), DownLayout::Neurons, "wide-q4_k_m");
+    assert!(matches!(down_type(&wide), GgmlType::Q4_K | GgmlType::Q6_K), "{}", down_type(&wide));
+}
+
+#[test]
+fn in_place_on_quantized_neuron_major_slices_is_exact_and_copies_nothing() {
+    for (arch, wide, ty, name) in [
+        (SynthArch::Llama, false, TargetType::Q8_0, "llama-q8_0"),
+        (SynthArch::Llama, false, TargetType::Q4_0, "llama-q4_0"),
+        (SynthArch::Gemma3, false, TargetType::Q8_0, "gemma3-q8_0"),
+        (SynthArch::Llama, true, TargetType::Q4KM, "wide-q4_k_m"),
+        (SynthArch::Gemma3, true, TargetType::Q4KM, "wide-gemma3-q4_k_m"),
+    ] {
+        let path = sliced(&source(arch, wide, ty, name), DownLayout::Neurons, name);
+        let before = std::fs::read(&path).unwrap();
+        for mmap in [true, false] {
+            let load = LoadOptions { mmap, ..Default::default() };
+            let model = Model::load(&path, &load).unwrap();
+            let plan = ComputePlan::for_model(model.gguf(), &ComputeOptions { compute: 0.4, token_share: 0.2, layers: None, no_static: false }).unwrap();
+            assert_eq!(SelectiveSession::new(&model, plan, opts()).unwrap().layout(), Layout::InPlace, "{name}: in place by default");
+            let (in_place, sets, copied) = selective(&model, Layout::InPlace, 0.4, false);
+            assert_eq!(copied, 0, "{name}: no copy of the computed neurons");
+            let (copy, copy_sets, copy_bytes) = selective(&Model::load(&path, &load).unwrap(), Layout::Copy, 0.4, false);
+            assert!(copy_bytes > 0);
+            assert_eq!(sets, copy_sets, "{name}: same selection");
+            assert_eq!(in_place, copy, "{name} mmap {mmap}: prefix views equal the gathered rows bit for bit");
+            // The masked dense engine on the same file: zeroed activations instead of
+            // skipped rows, so only the float summation order differs.
+            let masked = masked_logits(&path, PROMPT, &CONTINUATION, Some(sets));
+            let diff = max_rel_diff(&in_place, &masked);
+            assert!(diff <= 1e-4, "{name} mmap {mmap}: relative diff {diff} to the masked engine");
+            let dense = masked_logits(&path, PROMPT, &CONTINUATION, None);
+            assert!(max_rel_diff(&in_place, &dense) > 10.0 * diff.max(1e-7), "{name}: computing fewer neurons changed nothing?");
+            // phi = gamma through the compacted path: full-width views, the plain engine's numbers.
+            let (all, _, _) = selective(&model, Layout::InPlace, 0.7, true);
+            assert_eq!(all, plain_logits(&path)[1..].to_vec(), "{name} mmap {mmap}: every loaded neuron = plain engine");
+        }
+        assert!(std::fs::read(&path).unwrap() == before, "{name}: reordering never writes the model file");
+    }
+}
+
+#[test]
+fn a_neuron_major_slice_is_refused_where_it_cannot_be_told_apart() {
+    // 0.7 * 192 = 134 neurons; a load keeping 64 (the hidden size) would give a square
+    // ffn_down whose layout the shape cannot tell.
+    let src = source(SynthArch::Llama, false, TargetType::F16, "llama-f16");
+    let out = common::shared_dir().join("nm-square.gguf");
+    let req = SliceRequest {
+        model: src,
+        output: out.clone(),
+        source: SliceSource::Random { seed: 5 },
+        load: 64.0 / 192.0,
+        static_share: 0.0,
+        layers: Some(0..2),
+        verify: true,
+        source_sha256: None,
+        down_layout: DownLayout::Neurons,
+    };
+    let err = format!("{:#}", slice_model(&req).unwrap_err());
+    assert!(err.contains("equal to the hidden size"), "{err}");
+    assert!(!out.exists());
+}
