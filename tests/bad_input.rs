@@ -88,6 +88,7 @@ fn fixture() -> &'static Fixture {
             layers: Some(0..2),
             verify: false,
             source_sha256: None,
+            down_layout: Default::default(),
         };
         slice_model(&req).unwrap();
         let prof = root.join("prof");

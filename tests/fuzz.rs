@@ -389,6 +389,7 @@ fn make_seeds() {
         layers: Some(0..2),
         verify: false,
         source_sha256: None,
+        down_layout: Default::default(),
     };
     selectinfer::select::slice_model(&req).unwrap();
     // A header-only copy: every tensor then lies past the end.
