@@ -1,14 +1,20 @@
-//! Output files that appear whole or not at all.
+//! Output files that appear whole or not at all, and nothing left behind.
 //!
 //! Every file selectinfer writes (converted models, sliced models, profiles, CSV
 //! rows) goes through [`AtomicFile`]: data goes to a temporary name in the target's
 //! directory and is renamed over the target only once complete, so an error or a
-//! crash never leaves a partial output behind.
+//! crash never leaves a partial output behind. Targets that are not regular files
+//! (`/dev/null`, a folder) are refused before anything is written
+//! ([`check_output_target`]). Temporary files are registered while they exist:
+//! SIGINT, SIGTERM or SIGHUP remove them ([`install_interrupt_cleanup`]), and the
+//! temporary files of a process that no longer runs are swept when the same
+//! target is written again.
 
 use std::fs::{self, File};
 use std::io::{self, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
 
 /// A file being written under a temporary name; [`commit`](Self::commit) renames it
 /// to its target, dropping it uncommitted deletes it.
@@ -20,10 +26,13 @@ pub struct AtomicFile {
 }
 
 impl AtomicFile {
-    /// Opens `<dir>/.<name>.<pid>-<n>.tmp` for writing.
+    /// Opens `<dir>/.<name>.<pid>-<n>.tmp` for writing, after
+    /// [`check_output_target`].
     pub fn create(target: &Path) -> io::Result<AtomicFile> {
+        check_output_target(target)?;
         let tmp = temp_path(target);
-        let file = File::create(&tmp)?;
+        register(Cleanup::File(tmp.clone()));
+        let file = File::create(&tmp).inspect_err(|_| unregister_file(&tmp))?;
         Ok(AtomicFile { file: Some(file), tmp, target: target.to_path_buf() })
     }
 
@@ -40,9 +49,14 @@ impl AtomicFile {
     /// Flushes to disk and renames the temporary file to the target.
     pub fn commit(mut self) -> io::Result<()> {
         let file = self.file.take().expect("committed once");
-        file.sync_all()?;
+        let synced = file.sync_all();
         drop(file);
-        fs::rename(&self.tmp, &self.target)
+        let done = synced.and_then(|_| fs::rename(&self.tmp, &self.target));
+        if done.is_err() {
+            let _ = fs::remove_file(&self.tmp);
+        }
+        unregister_file(&self.tmp);
+        done
     }
 }
 
@@ -55,7 +69,63 @@ pub fn temp_path(target: &Path) -> PathBuf {
     let n = NEXT.fetch_add(1, Ordering::Relaxed);
     let name = target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "out".into());
     let dir = target.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    sweep_stale(dir, &name);
     dir.join(format!(".{name}.{}-{n}.tmp", std::process::id()))
+}
+
+/// Removes `<dir>/.<name>.<pid>-<n>.tmp` files of processes that no longer run
+/// (killed before they could clean up: SIGKILL, a power cut).
+fn sweep_stale(dir: &Path, name: &str) {
+    let Ok(entries) = fs::read_dir(dir) else { return };
+    let prefix = format!(".{name}.");
+    for e in entries.flatten() {
+        let file = e.file_name();
+        let Some(rest) = file.to_str().and_then(|f| f.strip_prefix(&prefix)).and_then(|r| r.strip_suffix(".tmp")) else { continue };
+        let Some((pid, n)) = rest.split_once('-') else { continue };
+        let (Ok(pid), Ok(_)) = (pid.parse::<u32>(), n.parse::<u64>()) else { continue };
+        if pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists() {
+            let _ = fs::remove_file(e.path());
+        }
+    }
+}
+
+/// Refuses an output path that is not, or cannot become, a regular file: an
+/// existing device, folder or pipe (`-o /dev/null` would otherwise be replaced by
+/// a regular file), or a path whose folder does not exist or is not writable.
+pub fn check_output_target(target: &Path) -> io::Result<()> {
+    let refuse = |what: String| io::Error::new(io::ErrorKind::InvalidInput, what);
+    if let Ok(m) = fs::metadata(target) {
+        if m.is_dir() {
+            return Err(refuse(format!("output {} is a folder; give the path of a file to write", target.display())));
+        }
+        if !m.is_file() {
+            return Err(refuse(format!("output {} is not a regular file (a device, pipe or socket); give the path of a file to write", target.display())));
+        }
+    }
+    let dir = target.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    match fs::metadata(dir) {
+        Ok(m) if m.is_dir() => {}
+        Ok(_) => return Err(refuse(format!("output {}: {} is not a folder", target.display(), dir.display()))),
+        Err(_) => return Err(refuse(format!("output {}: the folder {} does not exist", target.display(), dir.display()))),
+    }
+    let c = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes()).map_err(|_| refuse(format!("bad path {}", dir.display())))?;
+    // SAFETY: access only reads the NUL-terminated path.
+    if unsafe { libc::access(c.as_ptr(), libc::W_OK) } != 0 {
+        let e = io::Error::last_os_error();
+        return Err(io::Error::new(e.kind(), format!("output {}: cannot write in {}: {e}", target.display(), dir.display())));
+    }
+    Ok(())
+}
+
+/// [`check_output_target`] for a file whose folder is created if missing (CSV
+/// files that rows are appended to).
+pub fn prepare_output(target: &Path) -> io::Result<()> {
+    if let Some(dir) = target.parent().filter(|p| !p.as_os_str().is_empty()) {
+        if !dir.exists() {
+            fs::create_dir_all(dir).map_err(|e| io::Error::new(e.kind(), format!("output {}: cannot create {}: {e}", target.display(), dir.display())))?;
+        }
+    }
+    check_output_target(target)
 }
 
 /// A temporary file name next to a target ([`temp_path`]) that another writer
@@ -65,18 +135,28 @@ pub struct TempPath(PathBuf);
 impl TempPath {
     /// A fresh temporary name beside `target`.
     pub fn beside(target: &Path) -> TempPath {
-        TempPath(temp_path(target))
+        let p = temp_path(target);
+        register(Cleanup::File(p.clone()));
+        TempPath(p)
     }
 
     /// The path.
     pub fn path(&self) -> &Path {
         &self.0
     }
+
+    /// Renames the file to `target` (beside it): the end of a write that was
+    /// checked before it took its final name.
+    pub fn persist(self, target: &Path) -> io::Result<()> {
+        fs::rename(&self.0, target)
+        // Dropping self finds nothing left to remove and unregisters the name.
+    }
 }
 
 impl Drop for TempPath {
     fn drop(&mut self) {
         let _ = fs::remove_file(&self.0);
+        unregister_file(&self.0);
     }
 }
 
@@ -84,6 +164,7 @@ impl Drop for AtomicFile {
     fn drop(&mut self) {
         if self.file.take().is_some() {
             let _ = fs::remove_file(&self.tmp);
+            unregister_file(&self.tmp);
         }
     }
 }
@@ -118,6 +199,124 @@ pub fn write_atomic(target: &Path, bytes: &[u8]) -> io::Result<()> {
     f.commit()
 }
 
+/// Something to undo if the process is interrupted.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Cleanup {
+    /// A temporary file to remove.
+    File(PathBuf),
+    /// A cgroup v1 memory group (its folder) to leave and remove.
+    Cgroup(PathBuf),
+}
+
+static PENDING: Mutex<Vec<Cleanup>> = Mutex::new(Vec::new());
+
+/// Registers `c` to be undone on SIGINT/SIGTERM/SIGHUP.
+pub fn register(c: Cleanup) {
+    PENDING.lock().unwrap_or_else(|e| e.into_inner()).push(c);
+}
+
+/// Forgets `c` (undone by its owner).
+pub fn unregister(c: &Cleanup) {
+    let mut p = PENDING.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(i) = p.iter().rposition(|x| x == c) {
+        p.remove(i);
+    }
+}
+
+fn unregister_file(path: &Path) {
+    unregister(&Cleanup::File(path.to_path_buf()));
+}
+
+/// Undoes everything registered, newest first: removes temporary files, leaves
+/// and removes memory groups.
+pub fn run_cleanups() {
+    let pending = std::mem::take(&mut *PENDING.lock().unwrap_or_else(|e| e.into_inner()));
+    for c in pending.iter().rev() {
+        match c {
+            Cleanup::File(p) => {
+                let _ = fs::remove_file(p);
+            }
+            Cleanup::Cgroup(dir) => crate::memory::leave_group(dir),
+        }
+    }
+}
+
+/// Blocks SIGINT, SIGTERM and SIGHUP in every thread and handles them in a
+/// thread of their own, which runs [`run_cleanups`] and exits with 128 + the
+/// signal number. Call first in `main`, before any thread starts (threads inherit
+/// the mask). A selectinfer process started by another one (an experiment's
+/// cells) also gets SIGTERM when its parent dies, so an interrupted experiment
+/// stops its running cell, which cleans up after itself.
+pub fn install_interrupt_cleanup() {
+    // SAFETY: libc calls on a local, initialized signal set.
+    let set = unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+            libc::sigaddset(&mut set, sig);
+        }
+        if libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()) != 0 {
+            return;
+        }
+        if parent_is_selectinfer() {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
+        }
+        SigSet(set)
+    };
+    let spawned = std::thread::Builder::new().name("signals".into()).spawn(move || {
+        let set = set;
+        let mut sig: libc::c_int = 0;
+        // SAFETY: sigwait on the set blocked above; _exit skips destructors of
+        // other threads' state (llama.cpp may be mid-computation).
+        unsafe {
+            if libc::sigwait(&set.0, &mut sig) == 0 {
+                run_cleanups();
+                libc::_exit(128 + sig);
+            }
+        }
+    });
+    if spawned.is_err() {
+        // No handler thread: restore the default behavior rather than ignore Ctrl-C.
+        // SAFETY: unblocking the set blocked above.
+        unsafe {
+            let mut set: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut set);
+            libc::sigaddset(&mut set, libc::SIGINT);
+            libc::sigaddset(&mut set, libc::SIGTERM);
+            libc::sigaddset(&mut set, libc::SIGHUP);
+            libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
+        }
+    }
+}
+
+struct SigSet(libc::sigset_t);
+// SAFETY: a sigset_t is plain data.
+unsafe impl Send for SigSet {}
+
+fn parent_is_selectinfer() -> bool {
+    // SAFETY: getppid cannot fail.
+    let ppid = unsafe { libc::getppid() };
+    match (fs::read_link(format!("/proc/{ppid}/exe")), fs::read_link("/proc/self/exe")) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    }
+}
+
+/// A file the repository bundles (`data/...`) given as a relative path that does
+/// not exist from the current folder: found in the repository the binary was
+/// built in (the first ancestor folder of the binary that holds `path`), else in
+/// the source tree it was compiled from. Other paths come back unchanged.
+pub fn bundled(path: &Path) -> PathBuf {
+    if path.is_absolute() || path.exists() {
+        return path.to_path_buf();
+    }
+    let exe = std::env::current_exe().ok();
+    let from_exe = exe.as_deref().into_iter().flat_map(Path::ancestors).skip(1).map(|d| d.join(path)).find(|p| p.exists());
+    from_exe
+        .or_else(|| Some(Path::new(env!("CARGO_MANIFEST_DIR")).join(path)).filter(|p| p.exists()))
+        .unwrap_or_else(|| path.to_path_buf())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -143,5 +342,20 @@ mod tests {
         assert!(bytes.iter().all(|&b| b == bytes[0]));
         let left: Vec<_> = fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
         assert_eq!(left, vec![std::ffi::OsString::from("out.bin")]);
+    }
+
+    #[test]
+    fn non_regular_targets_are_refused_and_stale_temporaries_swept() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(check_output_target(Path::new("/dev/null")).unwrap_err().to_string().contains("not a regular file"));
+        assert!(check_output_target(dir.path()).unwrap_err().to_string().contains("is a folder"));
+        assert!(check_output_target(&dir.path().join("no/such/x.gguf")).unwrap_err().to_string().contains("does not exist"));
+        // 999999999 is above any pid_max, so that process is not running; this one is.
+        let stale = dir.path().join(".out.bin.999999999-0.tmp");
+        let mine = dir.path().join(format!(".out.bin.{}-77.tmp", std::process::id()));
+        fs::write(&stale, b"x").unwrap();
+        fs::write(&mine, b"x").unwrap();
+        write_atomic(&dir.path().join("out.bin"), b"y").unwrap();
+        assert!(!stale.exists() && mine.exists());
     }
 }

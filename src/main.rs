@@ -6,6 +6,8 @@ use std::process::ExitCode;
 use clap::Parser;
 
 fn main() -> ExitCode {
+    // Before any thread starts: Ctrl-C and SIGTERM remove temporary files and memory groups.
+    selectinfer::fsutil::install_interrupt_cleanup();
     let args = selectinfer::cli::Args::parse();
     match selectinfer::cli::run(args) {
         Ok(()) => ExitCode::SUCCESS,

@@ -100,7 +100,7 @@ pub struct MemoryCap {
 /// Why a memory cap could not be set; never papered over (a capped row that ran
 /// uncapped would be a fake).
 #[derive(Debug, thiserror::Error)]
-#[error("cannot cap memory at {bytes} bytes: {what} (needs root and cgroup v1 memory controllers at {CGROUP_V1_MEMORY})")]
+#[error("cannot cap memory at {bytes} bytes: {what}")]
 pub struct CapError {
     bytes: u64,
     what: String,
@@ -112,12 +112,25 @@ impl MemoryCap {
     /// other groups (and so charged to them) are read again and charged here.
     pub fn enter(bytes: u64) -> Result<MemoryCap, CapError> {
         let err = |what: String| CapError { bytes, what };
+        let held = MemorySnapshot::now().rss_bytes;
+        if bytes < held + MIN_CAP_HEADROOM {
+            let mib = |b: u64| b.div_ceil(1 << 20);
+            return Err(err(format!(
+                "the cap must be at least {} MiB: this process holds {} MiB before loading any weights, and llama.cpp needs {} MiB more \
+                 for its buffers (a smaller cap gets the process killed for memory)",
+                mib(held + MIN_CAP_HEADROOM),
+                mib(held),
+                mib(MIN_CAP_HEADROOM)
+            )));
+        }
         let root = std::path::Path::new(CGROUP_V1_MEMORY);
         if !root.join("memory.limit_in_bytes").exists() {
-            return Err(err(format!("{} is not a cgroup v1 memory hierarchy", root.display())));
+            return Err(err(format!("{} is not a cgroup v1 memory hierarchy (caps need root and cgroup v1 memory controllers)", root.display())));
         }
+        sweep_stale_groups(root);
         let dir = root.join(format!("selectinfer-{}", std::process::id()));
-        std::fs::create_dir(&dir).map_err(|e| err(format!("creating {}: {e}", dir.display())))?;
+        std::fs::create_dir(&dir).map_err(|e| err(format!("creating {}: {e} (caps need root and cgroup v1 memory controllers)", dir.display())))?;
+        crate::fsutil::register(crate::fsutil::Cleanup::Cgroup(dir.clone()));
         let cap = MemoryCap { dir, bytes };
         let write = |file: &str, value: String| {
             let path = cap.dir.join(file);
@@ -140,12 +153,48 @@ impl MemoryCap {
     }
 }
 
+/// Room a memory cap must leave above what the process already holds: llama.cpp's
+/// context, KV cache and compute buffers of the smallest model.
+pub const MIN_CAP_HEADROOM: u64 = 64 << 20;
+
 impl Drop for MemoryCap {
     fn drop(&mut self) {
-        // Back to the root group, then the empty group can go; its leftover page
-        // cache charges move to the parent.
-        let _ = std::fs::write(std::path::Path::new(CGROUP_V1_MEMORY).join("cgroup.procs"), std::process::id().to_string());
-        let _ = std::fs::remove_dir(&self.dir);
+        leave_group(&self.dir);
+        crate::fsutil::unregister(&crate::fsutil::Cleanup::Cgroup(self.dir.clone()));
+    }
+}
+
+/// Moves this process back to the root group, then removes the (now empty)
+/// group `dir`; its leftover page cache charges move to the parent. Also run on
+/// SIGINT/SIGTERM ([`crate::fsutil::run_cleanups`]).
+pub fn leave_group(dir: &std::path::Path) {
+    let root_procs = std::path::Path::new(CGROUP_V1_MEMORY).join("cgroup.procs");
+    // Children started inside the group (`sync` while entering it) move out too;
+    // a process that is just forking can land in the group a moment later, so
+    // removing is retried briefly.
+    for _ in 0..200 {
+        let _ = std::fs::write(&root_procs, std::process::id().to_string());
+        for pid in std::fs::read_to_string(dir.join("cgroup.procs")).unwrap_or_default().split_whitespace() {
+            let _ = std::fs::write(&root_procs, pid);
+        }
+        if std::fs::remove_dir(dir).is_ok() || !dir.exists() {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
+/// Removes the groups of selectinfer processes that no longer run (killed for
+/// memory under their cap, which leaves no chance to clean up). A group whose
+/// process is gone is empty, so removing it is allowed.
+fn sweep_stale_groups(root: &std::path::Path) {
+    let Ok(entries) = std::fs::read_dir(root) else { return };
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let Some(pid) = name.to_str().and_then(|n| n.strip_prefix("selectinfer-")).and_then(|p| p.parse::<u32>().ok()) else { continue };
+        if pid != std::process::id() && !std::path::Path::new(&format!("/proc/{pid}")).exists() {
+            let _ = std::fs::remove_dir(e.path());
+        }
     }
 }
 

@@ -161,7 +161,12 @@ impl ModelInfo {
         let missing = |key: &str, expected| ModelError::MissingKey { path: path.clone(), key: key.to_string(), expected };
         let architecture = g.architecture().ok_or_else(|| missing("general.architecture", "a string"))?.to_string();
         let key = |k: &str| format!("{architecture}.{k}");
-        let n_layer = g.get_u64(&key("block_count")).ok_or_else(|| missing(&key("block_count"), "an integer"))? as usize;
+        let n_layer = g.get_u64(&key("block_count")).ok_or_else(|| missing(&key("block_count"), "an integer"))?;
+        if n_layer == 0 || n_layer > crate::gguf::validate::MAX_LAYERS {
+            let what = format!("{} is {n_layer}; llama.cpp supports 1 to {} layers", key("block_count"), crate::gguf::validate::MAX_LAYERS);
+            return Err(GgufError::Malformed { path: g.path.clone(), what }.into());
+        }
+        let n_layer = n_layer as usize;
         let n_embd = g.get_u64(&key("embedding_length")).ok_or_else(|| missing(&key("embedding_length"), "an integer"))?;
         let ff_key = key("feed_forward_length");
         let ff = g.get(&ff_key).and_then(|v| v.as_u64_list()).ok_or_else(|| missing(&ff_key, "an integer or integer array"))?;

@@ -171,7 +171,7 @@ pub fn language_name(code: &str) -> Option<&'static str> {
 #[non_exhaustive]
 pub enum DataError {
     /// The file could not be read.
-    #[error("cannot read dataset {path}")]
+    #[error("cannot read dataset {path} (give its path with --data)")]
     Io {
         /// The file.
         path: PathBuf,
@@ -198,6 +198,8 @@ pub enum DataError {
 
 /// Reads every example of a JSON Lines file for `task`; blank lines are skipped.
 pub fn read_examples(path: &Path, task: Task) -> Result<Vec<Example>, DataError> {
+    // A bundled `data/...` path also works from outside the repository.
+    let path = &crate::fsutil::bundled(path);
     let text = std::fs::read_to_string(path).map_err(|source| DataError::Io { path: path.to_path_buf(), source })?;
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {

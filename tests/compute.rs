@@ -214,8 +214,8 @@ fn shares_out_of_order_are_clear_errors() {
     let p = path.to_str().unwrap();
     common::assert_clean_failure(&["generate", "-m", p, "-p", "the", "--compute", "0.9"], "exceeds the loaded share (gamma) 0.7");
     common::assert_clean_failure(&["generate", "-m", p, "-p", "the", "--compute", "0.2"], "is below the static share (delta) 0.3");
-    common::assert_clean_failure(&["generate", "-m", p, "-p", "the", "--compute", "0.4", "--token-share", "0"], "--token-share (alpha) must be in (0, 1]");
-    common::assert_clean_failure(&["generate", "-m", p, "-p", "the", "--compute", "0", "--no-static"], "keeps no neuron of layer 0");
+    common::assert_clean_failure(&["generate", "-m", p, "-p", "the", "--compute", "0.4", "--token-share", "0"], "'0' for '--token-share <TOKEN_SHARE>': 0 is not a share in (0, 1]");
+    common::assert_clean_failure(&["generate", "-m", p, "-p", "the", "--compute", "0.001", "--no-static"], "keeps no neuron of layer 0");
     let out = common::selectinfer(&["generate", "-m", p, "-p", "the word", "--compute", "0.2", "--no-static", "-n", "4"]);
     assert!(out.status.success(), "CoreInfer on a sliced file ignores its static set: {:?}", common::text(&out));
 }

@@ -205,8 +205,8 @@ fn slice_bad_input_is_a_clear_error_without_output() {
     fn with<'a>(base: &[&'a str], extra: &[&'a str]) -> Vec<&'a str> {
         [base, extra].concat()
     }
-    common::assert_clean_failure(&with(&base, &["--load", "0"]), "--load (gamma) must be in (0, 1]");
-    common::assert_clean_failure(&with(&base, &["--load", "1.5"]), "--load (gamma) must be in (0, 1]");
+    common::assert_clean_failure(&with(&base, &["--load", "0"]), "'0' for '--load <LOAD>': 0 is not a share in (0, 1]");
+    common::assert_clean_failure(&with(&base, &["--load", "1.5"]), "'1.5' for '--load <LOAD>': 1.5 is not a share in (0, 1]");
     common::assert_clean_failure(&with(&base, &["--load", "0.5", "--static", "0.6"]), "--static (delta) must be in [0, --load = 0.5]");
     common::assert_clean_failure(&with(&base, &["--layers", "0..99"]), "outside the model's 2 layers");
     common::assert_clean_failure(&with(&base, &["--layers", "3..1"]), "is empty");

@@ -29,23 +29,21 @@ pub struct BenchArgs {
     pub dense: Vec<PathBuf>,
     /// Computed shares phi to compare, comma-separated; a value at or above the
     /// loaded share means dense (every loaded neuron).
-    #[arg(long = "compute-list", value_delimiter = ',', default_value = "1.0,0.7,0.55,0.4,0.3")]
+    #[arg(long = "compute-list", value_delimiter = ',', default_value = "1.0,0.7,0.55,0.4,0.3", value_parser = super::opts::parse_share)]
     pub compute_list: Vec<f64>,
     /// Prompt tokens per repetition (from the bundled wikitext-2 text).
-    #[arg(long, default_value_t = 64)]
+    #[arg(long, default_value_t = 64, value_parser = super::opts::parse_count)]
     pub prompt_tokens: usize,
     /// Tokens generated per repetition (end-of-text tokens are ignored).
-    #[arg(long, default_value_t = 64)]
+    #[arg(long, default_value_t = 64, value_parser = super::opts::parse_gen)]
     pub gen: usize,
     /// Repetitions per setting; medians are reported.
-    #[arg(long, default_value_t = 5)]
+    #[arg(long, default_value_t = 5, value_parser = super::opts::parse_count)]
     pub reps: usize,
-    /// CPU threads (default: all cores).
-    #[arg(short, long)]
-    pub threads: Option<i32>,
-    /// Print one JSON object per setting instead of a table.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub threads: super::opts::ThreadsArg,
+    #[command(flatten)]
+    pub json: super::opts::JsonArg,
     #[command(flatten)]
     pub compute: ComputeArgs,
 }
@@ -105,7 +103,7 @@ pub fn run(a: BenchArgs) -> anyhow::Result<()> {
     anyhow::ensure!(a.reps >= 1, "--reps must be at least 1");
     anyhow::ensure!(a.gen >= 2, "--gen must be at least 2 (decode speed counts the steps after the first token)");
     anyhow::ensure!(a.prompt_tokens >= 1, "--prompt-tokens must be at least 1");
-    let threads = a.threads.unwrap_or_else(crate::engine::default_threads);
+    let threads = a.threads.get();
     let text = std::fs::read_to_string("data/wikitext2_raw_test.txt")
         .or_else(|_| std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/data/wikitext2_raw_test.txt")))
         .context("reading data/wikitext2_raw_test.txt for the benchmark prompt")?;
@@ -175,7 +173,7 @@ pub fn run(a: BenchArgs) -> anyhow::Result<()> {
             st.sel_ms.push(sel.select_ms);
             st.last_sel = sel;
         }
-        if !a.json {
+        if !a.json.json {
             eprintln!("bench: repetition {} of {} done", rep + 1, a.reps);
         }
     }
@@ -213,7 +211,7 @@ pub fn run(a: BenchArgs) -> anyhow::Result<()> {
             threads,
         });
     }
-    if a.json {
+    if a.json.json {
         for r in &records {
             println!("{}", serde_json::to_string(r)?);
         }

@@ -17,7 +17,7 @@ use crate::engine::{GenerateStats, LoadOptions, Model, SessionOptions, Token};
 use crate::memory::{trim_heap, MemorySnapshot};
 use crate::model::ModelInfo;
 use crate::output::format_bytes;
-use crate::select::budget::{choose_load, parse_size};
+use crate::select::budget::choose_load;
 use crate::select::{slice_model, SliceMeta, SliceRequest, SliceSource};
 use crate::tasks::Task;
 
@@ -35,10 +35,10 @@ pub struct ChatArgs {
     #[arg(long, value_enum)]
     pub task: Option<Task>,
     /// gamma: loaded share of each sparsified layer (slices the model, cached).
-    #[arg(long = "load")]
+    #[arg(long = "load", value_parser = super::opts::parse_share)]
     pub load: Option<f64>,
     /// delta: static share (from the task ranking).
-    #[arg(long = "static", default_value_t = 0.3)]
+    #[arg(long = "static", default_value_t = 0.3, value_parser = super::opts::parse_static_share)]
     pub static_share: f64,
     /// Sparsified layers START..END (default as for `slice`).
     #[arg(long, value_parser = crate::select::rewrite::parse_layer_range)]
@@ -49,7 +49,7 @@ pub struct ChatArgs {
     /// warm-up prefill of a full batch measures it, and gamma is chosen again
     /// with the measured runtime overhead (compute buffers, the process) until it
     /// fits.
-    #[arg(long, value_parser = parse_size)]
+    #[arg(long, value_parser = super::opts::parse_mem_size)]
     pub mem_budget: Option<u64>,
     /// How slices made by chat store ffn_down (see `slice --down-layout`). Default
     /// `neurons` on CPU builds: --compute then reorders the loaded weights in place,
@@ -60,7 +60,7 @@ pub struct ChatArgs {
     #[arg(long, default_value = "models/slices")]
     pub cache_dir: PathBuf,
     /// Most tokens per answer.
-    #[arg(short = 'n', long, default_value_t = 256)]
+    #[arg(short = 'n', long, default_value_t = 256, value_parser = super::opts::parse_count)]
     pub max_tokens: usize,
     /// --ctx also sizes the KV cache in the --mem-budget accounting.
     #[command(flatten)]
@@ -68,6 +68,9 @@ pub struct ChatArgs {
     #[command(flatten)]
     pub compute: ComputeArgs,
 }
+
+/// Longest line read as one turn.
+const MAX_TURN_BYTES: usize = 256 * 1024;
 
 const HELP: &str = "commands: /stats (settings and last turn's speed), /reset (forget the conversation), \
 /task qa|translate|summarize (switch the base profile: re-slices or reuses a cached slice), /help, /quit; Ctrl-D exits";
@@ -79,6 +82,9 @@ enum Next {
 }
 
 pub fn run(a: ChatArgs) -> anyhow::Result<()> {
+    if let Some(load) = a.load {
+        anyhow::ensure!(a.static_share <= load, "--static (delta) {} exceeds --load (gamma) {load}; delta is a part of gamma", a.static_share);
+    }
     let mut task = a.task;
     let mut messages: Vec<(String, String)> = Vec::new();
     loop {
@@ -275,7 +281,7 @@ fn chat_with(a: &ChatArgs, model: &Model, messages: &mut Vec<(String, String)>) 
     let mut last: Option<(GenerateStats, f64)> = None;
     let opts = a.sampling.generate_options(a.max_tokens);
     let stdin = std::io::stdin();
-    let mut lines = stdin.lock().lines();
+    let mut input = stdin.lock();
     if interactive {
         eprintln!("selectinfer chat: {} ({}). {HELP}", model.path().display(), describe(a, &info));
     }
@@ -284,13 +290,22 @@ fn chat_with(a: &ChatArgs, model: &Model, messages: &mut Vec<(String, String)>) 
             print!("> ");
             std::io::stdout().flush()?;
         }
-        let Some(line) = lines.next() else {
+        let mut raw = Vec::new();
+        if input.read_until(b'\n', &mut raw).context("reading stdin")? == 0 {
             if interactive {
                 println!();
             }
             return Ok(Next::Quit);
+        }
+        // One bad line refuses that turn only; the conversation goes on.
+        let Ok(line) = String::from_utf8(raw) else {
+            eprintln!("chat: that line is not valid UTF-8; turn refused");
+            continue;
         };
-        let line = line.context("reading stdin")?;
+        if line.len() > MAX_TURN_BYTES {
+            eprintln!("chat: that line has {} bytes, more than the {MAX_TURN_BYTES} a turn may have; turn refused", line.len());
+            continue;
+        }
         let text = line.trim();
         if text.is_empty() {
             continue;
@@ -319,6 +334,15 @@ fn chat_with(a: &ChatArgs, model: &Model, messages: &mut Vec<(String, String)>) 
         let refs: Vec<(&str, &str)> = messages.iter().map(|(r, c)| (r.as_str(), c.as_str())).collect();
         let rendered = model.apply_chat_template(&refs)?;
         let tokens = model.tokenize(&rendered, true, true);
+        if tokens.len() + a.max_tokens.min(16) > a.sampling.ctx as usize {
+            messages.pop();
+            eprintln!(
+                "chat: the conversation with that turn is {} tokens, over the context of {} (--ctx); turn refused (shorten it, or /reset)",
+                tokens.len(),
+                a.sampling.ctx
+            );
+            continue;
+        }
         let common = history.iter().zip(&tokens).take_while(|(x, y)| x == y).count();
         if !s.session().truncate(common) {
             history.clear();

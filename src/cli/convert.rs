@@ -24,9 +24,8 @@ pub struct ConvertArgs {
     /// Output file; written under a temporary name and renamed when complete.
     #[arg(short, long)]
     pub output: PathBuf,
-    /// CPU threads (default: all cores).
-    #[arg(short, long)]
-    pub threads: Option<i32>,
+    #[command(flatten)]
+    pub threads: super::opts::ThreadsArg,
 }
 
 pub fn run(args: ConvertArgs) -> anyhow::Result<()> {
@@ -34,6 +33,8 @@ pub fn run(args: ConvertArgs) -> anyhow::Result<()> {
     if crate::fsutil::same_file(&args.model, &args.output) {
         bail!("output {} is the input file; choose another path", args.output.display());
     }
+    // llama.cpp's quantizer reports a missing or read-only folder only as an iostream error.
+    crate::fsutil::check_output_target(&args.output)?;
     let quantized_source = src.ffn_types.iter().any(|t| !matches!(t.as_str(), "F32" | "F16" | "BF16"));
     let note = match (quantized_source, matches!(args.to, TargetType::F32 | TargetType::F16 | TargetType::Bf16)) {
         (true, true) => "(dequantizing a quantized source)",
@@ -47,7 +48,7 @@ pub fn run(args: ConvertArgs) -> anyhow::Result<()> {
         format_bytes(src.total_bytes),
         args.to.name(),
     );
-    let threads = args.threads.unwrap_or_else(crate::engine::default_threads);
+    let threads = args.threads.get();
     // To a quantized type, llama.cpp's quantizer writes a temporary file and the
     // final file is that one plus the lineage (sha256 of the source, then the
     // source's own lineage), so that a profile of the source (the F16 original)

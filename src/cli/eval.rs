@@ -3,6 +3,8 @@
 
 use std::path::PathBuf;
 
+use std::io::Write;
+
 use anyhow::Context;
 
 use super::generate::ComputeArgs;
@@ -28,7 +30,7 @@ pub struct EvalArgs {
     #[arg(long)]
     pub data: Option<PathBuf>,
     /// Most evaluation examples.
-    #[arg(long)]
+    #[arg(long, value_parser = super::opts::parse_count)]
     pub limit: Option<usize>,
     /// Solved examples (from the profiling split) before each prompt.
     #[arg(long, default_value_t = 0)]
@@ -36,9 +38,8 @@ pub struct EvalArgs {
     /// Wrap each prompt in the model's chat template.
     #[arg(long)]
     pub chat: bool,
-    /// CPU threads (default: all cores).
-    #[arg(short, long)]
-    pub threads: Option<i32>,
+    #[command(flatten)]
+    pub threads: super::opts::ThreadsArg,
     /// CSV file to append the row to (created with a header if new).
     #[arg(long)]
     pub out: PathBuf,
@@ -48,11 +49,11 @@ pub struct EvalArgs {
     /// Run capped at this much memory (e.g. 192MiB, 6GiB), page cache included, in a
     /// cgroup v1 memory group (root only); method disk-offload needs a cap below the
     /// model's size. The page cache is dropped first.
-    #[arg(long, value_parser = crate::select::budget::parse_size)]
+    #[arg(long, value_parser = super::opts::parse_mem_size)]
     pub mem_cap: Option<u64>,
     /// Speed and memory only: generate exactly N tokens per prompt, no stop strings,
     /// no scores (for synthetic random-weight models).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = super::opts::parse_count)]
     pub speed_only: Option<usize>,
     #[command(flatten)]
     pub compute: ComputeArgs,
@@ -69,7 +70,7 @@ impl EvalArgs {
             shots: self.shots,
             method: self.method,
             compute: self.compute.compute.map(|phi| self.compute.options(phi)),
-            threads: self.threads.unwrap_or_else(crate::engine::default_threads),
+            threads: self.threads.get(),
             chat: self.chat,
             mem_cap: self.mem_cap,
             speed_only: self.speed_only,
@@ -79,15 +80,29 @@ impl EvalArgs {
 }
 
 pub fn run(a: EvalArgs) -> anyhow::Result<()> {
-    let outcome = run_eval(&a.request())?;
-    append_row(&a.out, &outcome.row)?;
+    // Both outputs are checked before the run, and land together or not at all.
+    crate::fsutil::prepare_output(&a.out)?;
     if let Some(path) = &a.outputs {
-        let lines: Vec<String> = outcome
-            .outputs
-            .iter()
-            .map(|(id, out)| serde_json::json!({ "id": id, "output": out }).to_string())
-            .collect();
-        crate::fsutil::write_atomic(path, (lines.join("\n") + "\n").as_bytes()).with_context(|| format!("writing {}", path.display()))?;
+        crate::fsutil::check_output_target(path)?;
+    }
+    let outcome = run_eval(&a.request())?;
+    let staged = match &a.outputs {
+        Some(path) => {
+            let lines: Vec<String> = outcome
+                .outputs
+                .iter()
+                .map(|(id, out)| serde_json::json!({ "id": id, "output": out }).to_string())
+                .collect();
+            let mut f = crate::fsutil::AtomicFile::create(path).with_context(|| format!("writing {}", path.display()))?;
+            f.write_all((lines.join("\n") + "\n").as_bytes()).with_context(|| format!("writing {}", path.display()))?;
+            Some(f)
+        }
+        None => None,
+    };
+    append_row(&a.out, &outcome.row)?;
+    if let Some(f) = staged {
+        let path = f.target().to_path_buf();
+        f.commit().with_context(|| format!("writing {}", path.display()))?;
     }
     let r = &outcome.row;
     let scores: Vec<String> = Metric::of_task(a.task)

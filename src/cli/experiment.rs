@@ -37,6 +37,7 @@ pub fn run(a: ExperimentArgs) -> anyhow::Result<()> {
     let csv = dir.join("results.csv");
     let ppl_csv = dir.join("perplexity.csv");
     let cells = e.cells();
+    crate::experiment::validate::check(&e, &cells).with_context(|| format!("{} is not a valid experiment", a.file.display()))?;
     let rows = read_rows(&csv)?;
     let pcells = ppl_cells(&e, &cells);
     let ppl_rows = read_rows(&ppl_csv)?;

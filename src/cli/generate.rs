@@ -18,7 +18,7 @@ pub struct GenerateArgs {
     #[arg(short, long)]
     pub prompt: String,
     /// Most tokens to generate.
-    #[arg(short = 'n', long, default_value_t = 128)]
+    #[arg(short = 'n', long, default_value_t = 128, value_parser = super::opts::parse_count)]
     pub n_predict: usize,
     #[command(flatten)]
     pub sampling: SamplingArgs,
@@ -28,9 +28,8 @@ pub struct GenerateArgs {
     /// Read the weights into memory instead of memory-mapping the file.
     #[arg(long)]
     pub no_mmap: bool,
-    /// Print one JSON object (text and timings) instead of streaming text.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub json: super::opts::JsonArg,
     #[command(flatten)]
     pub compute: ComputeArgs,
 }
@@ -38,24 +37,23 @@ pub struct GenerateArgs {
 /// Sampling, threads and context, shared by `generate` and `chat`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct SamplingArgs {
-    /// Sampling temperature; 0 (the default) is greedy decoding.
-    #[arg(long, default_value_t = 0.0)]
+    /// Sampling temperature, 0 to 100; 0 (the default) is greedy decoding.
+    #[arg(long, default_value_t = 0.0, value_parser = super::opts::parse_temp)]
     pub temp: f32,
     /// Seed of the sampler (matters only with --temp above 0).
     #[arg(long, default_value_t = 0)]
     pub seed: u32,
-    /// CPU threads (default: all cores).
-    #[arg(short, long)]
-    pub threads: Option<i32>,
-    /// Context length in tokens.
-    #[arg(long, default_value_t = 2048)]
+    #[command(flatten)]
+    pub threads: super::opts::ThreadsArg,
+    /// Context length in tokens (16 or more).
+    #[arg(long, default_value_t = 2048, value_parser = super::opts::parse_ctx)]
     pub ctx: u32,
 }
 
 impl SamplingArgs {
     /// Threads to use: the flag, or all cores.
     pub fn threads(&self) -> i32 {
-        self.threads.unwrap_or_else(crate::engine::default_threads)
+        self.threads.get()
     }
 
     /// Generation options for at most `max_tokens` tokens.
@@ -70,10 +68,10 @@ pub struct ComputeArgs {
     /// phi: share of each sparsified layer's original N neurons that decode computes
     /// (static + dynamic, chosen during each prompt's prefill). Default: every loaded
     /// neuron (dense). Must satisfy static (delta) <= phi <= load (gamma).
-    #[arg(long = "compute")]
+    #[arg(long = "compute", value_parser = super::opts::parse_share)]
     pub compute: Option<f64>,
     /// alpha: share of the loaded neurons each prompt token votes for, by |activation|.
-    #[arg(long = "token-share", default_value_t = 0.2)]
+    #[arg(long = "token-share", default_value_t = 0.2, value_parser = super::opts::parse_share)]
     pub token_share: f64,
     /// What each prompt token ranks its neurons by when it votes: |activation| (abs)
     /// or signed activation (signed, as the paper's public code does).
@@ -143,7 +141,7 @@ pub fn run(args: GenerateArgs) -> anyhow::Result<()> {
     let mut write_err = None;
     let on_text = |piece: &str| {
         text.push_str(piece);
-        if args.json {
+        if args.json.json {
             return true;
         }
         match stdout.write_all(piece.as_bytes()).and_then(|_| stdout.flush()) {
@@ -170,7 +168,7 @@ pub fn run(args: GenerateArgs) -> anyhow::Result<()> {
     if let Some(e) = write_err {
         return Err(e).context("writing to stdout");
     }
-    if args.json {
+    if args.json.json {
         let rec = GenerateRecord {
             model: args.model.display().to_string(),
             text,

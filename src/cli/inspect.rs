@@ -38,9 +38,8 @@ use crate::output::{format_bytes, Table};
 pub struct InspectArgs {
     /// GGUF model file.
     pub model: PathBuf,
-    /// Print one JSON object (every field) instead of tables.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub json: super::opts::JsonArg,
     /// Also list every metadata key with its value (long arrays shortened).
     #[arg(long)]
     pub metadata: bool,
@@ -50,7 +49,7 @@ pub fn run(args: InspectArgs) -> anyhow::Result<()> {
     let gguf = crate::gguf::GgufFile::read(&args.model).with_context(|| format!("cannot inspect {}", args.model.display()))?;
     let info = ModelInfo::from_gguf(&gguf).with_context(|| format!("cannot inspect {}", args.model.display()))?;
     let selection = SliceMeta::from_gguf(&gguf)?.map(|m| Selection::new(m, &info));
-    if args.json {
+    if args.json.json {
         println!("{}", serde_json::to_string_pretty(&InspectRecord { info: &info, selection: selection.as_ref() })?);
         return Ok(());
     }

@@ -9,6 +9,7 @@ mod experiment;
 pub mod generate;
 mod inspect;
 mod answers;
+pub mod opts;
 mod perplexity;
 mod profile;
 mod slice;

@@ -27,17 +27,15 @@ pub struct PerplexityArgs {
     #[arg(long, value_enum)]
     pub task: Option<Task>,
     /// Chunk length in tokens (llama-perplexity's -c); the second half of each chunk is scored.
-    #[arg(long, default_value_t = 512)]
-    pub ctx: usize,
+    #[arg(long, default_value_t = 512, value_parser = super::opts::parse_ctx)]
+    pub ctx: u32,
     /// Most chunks to evaluate (default: all).
-    #[arg(long)]
+    #[arg(long, value_parser = super::opts::parse_count)]
     pub chunks: Option<usize>,
-    /// CPU threads (default: all cores).
-    #[arg(short, long)]
-    pub threads: Option<i32>,
-    /// Print one JSON object.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub threads: super::opts::ThreadsArg,
+    #[command(flatten)]
+    pub json: super::opts::JsonArg,
     /// Also append the result as a row to this CSV file (created with a header if new).
     #[arg(long)]
     pub out: Option<PathBuf>,
@@ -65,6 +63,9 @@ pub struct PerplexityArgs {
 }
 
 pub fn run(a: PerplexityArgs) -> anyhow::Result<()> {
+    if let Some(out) = &a.out {
+        crate::fsutil::prepare_output(out)?;
+    }
     if a.answers {
         return super::answers::run(&a);
     }
@@ -76,11 +77,11 @@ pub fn run(a: PerplexityArgs) -> anyhow::Result<()> {
             let examples = read_examples(&data, task)?;
             evaluation_text(Split::Eval.select(&examples))
         }
-        None => std::fs::read_to_string(&data).with_context(|| format!("reading {}", data.display()))?,
+        None => std::fs::read_to_string(crate::fsutil::bundled(&data)).with_context(|| format!("reading {} (give a text file with --data)", data.display()))?,
     };
     let model = Model::load(&a.model, &LoadOptions::default()).with_context(|| format!("cannot load {}", a.model.display()))?;
-    let threads = a.threads.unwrap_or_else(crate::engine::default_threads);
-    let p = perplexity(&model, &text, a.ctx, a.chunks, threads)?;
+    let threads = a.threads.get();
+    let p = perplexity(&model, &text, a.ctx as usize, a.chunks, threads)?;
     if let Some(out) = &a.out {
         let name = |p: &PathBuf| p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         let row = PerplexityRow {
@@ -90,7 +91,7 @@ pub fn run(a: PerplexityArgs) -> anyhow::Result<()> {
             model: name(&a.model),
             task: a.task.map(|t| t.name().to_string()),
             data: name(&data),
-            ctx: a.ctx,
+            ctx: a.ctx as usize,
             max_chunks: a.chunks,
             chunks: p.chunks,
             tokens: p.tokens,
@@ -103,7 +104,7 @@ pub fn run(a: PerplexityArgs) -> anyhow::Result<()> {
         crate::eval::harness::append_row(out, &row)?;
         eprintln!("perplexity: appended a row to {}", out.display());
     }
-    if a.json {
+    if a.json.json {
         println!("{}", serde_json::to_string(&p)?);
     } else {
         println!(

@@ -36,7 +36,7 @@ pub struct RunArgs {
     #[arg(long, value_enum, default_value_t = Split::Profile)]
     pub split: Split,
     /// Most examples to run (default: the whole split).
-    #[arg(long)]
+    #[arg(long, value_parser = super::opts::parse_count)]
     pub limit: Option<usize>,
     /// Greedy tokens generated (and counted) after each prompt.
     #[arg(long, default_value_t = 64)]
@@ -44,9 +44,8 @@ pub struct RunArgs {
     /// Profile directory; raw statistics go to DIR/raw/.
     #[arg(short, long, required = true)]
     pub output: Option<PathBuf>,
-    /// CPU threads (default: all cores).
-    #[arg(short, long)]
-    pub threads: Option<i32>,
+    #[command(flatten)]
+    pub threads: super::opts::ThreadsArg,
     /// Afterwards, run the same prompts without recording and print both speeds.
     #[arg(long)]
     pub compare_plain: bool,
@@ -70,18 +69,17 @@ pub enum ProfileAction {
         /// Profile directory (with raw statistics).
         dir: PathBuf,
         /// Share of each layer's neurons compared.
-        #[arg(long, default_value_t = 0.4)]
+        #[arg(long, default_value_t = 0.4, value_parser = super::opts::parse_share)]
         top: f64,
-        /// Print JSON instead of a table.
-        #[arg(long)]
-        json: bool,
+        #[command(flatten)]
+        json: super::opts::JsonArg,
     },
 }
 
 pub fn run(args: ProfileArgs) -> anyhow::Result<()> {
     match args.action {
         Some(ProfileAction::Merge { dir }) => merge(&dir),
-        Some(ProfileAction::Overlap { dir, top, json }) => overlap(&dir, top, json),
+        Some(ProfileAction::Overlap { dir, top, json }) => overlap(&dir, top, json.json),
         None => record(args.run),
     }
 }
@@ -90,6 +88,9 @@ fn record(a: RunArgs) -> anyhow::Result<()> {
     let (Some(model), Some(task), Some(out_dir)) = (a.model, a.task, a.output) else {
         anyhow::bail!("profile needs -m MODEL, --task TASK and -o DIR (or a subcommand: merge, overlap)");
     };
+    if out_dir.exists() && !out_dir.is_dir() {
+        anyhow::bail!("-o {} is not a folder; profiles are folders (DIR/raw/*.json, DIR/task-*.json)", out_dir.display());
+    }
     let data = a.data.unwrap_or_else(|| PathBuf::from(task.bundled_data()));
     let req = ProfileRequest {
         model,
@@ -99,7 +100,7 @@ fn record(a: RunArgs) -> anyhow::Result<()> {
         limit: a.limit,
         gen_tokens: a.gen_tokens,
         out_dir: out_dir.clone(),
-        threads: a.threads.unwrap_or_else(crate::engine::default_threads),
+        threads: a.threads.get(),
         progress: true,
     };
     let out = run_profile(&req)?;

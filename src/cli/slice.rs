@@ -23,10 +23,10 @@ pub struct SliceArgs {
     #[arg(long, value_enum, required_unless_present = "random")]
     pub task: Option<Task>,
     /// gamma: share of each sparsified layer's N neurons that is loaded, in (0, 1].
-    #[arg(long = "load", default_value_t = 0.7)]
+    #[arg(long = "load", default_value_t = 0.7, value_parser = super::opts::parse_share)]
     pub load: f64,
     /// delta: share of N taken first from the task ranking (the static neurons), in [0, gamma].
-    #[arg(long = "static", default_value_t = 0.3)]
+    #[arg(long = "static", default_value_t = 0.3, value_parser = super::opts::parse_static_share)]
     pub static_share: f64,
     /// Sparsified layers START..END (end exclusive); others stay whole. Default: all
     /// but the first round(0.15 n) and last round(0.07 n) layers (4..26 of 28, as in the paper).
@@ -70,9 +70,8 @@ pub struct SliceArgs {
     /// Output GGUF; written under a temporary name and renamed when complete.
     #[arg(short, long)]
     pub output: PathBuf,
-    /// Print one JSON object instead of a table.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub json: super::opts::JsonArg,
 }
 
 pub fn run(a: SliceArgs) -> anyhow::Result<()> {
@@ -100,7 +99,7 @@ pub fn run(a: SliceArgs) -> anyhow::Result<()> {
         bail!("--importance, --budget and --compensate need a profile, not --random");
     }
     let r = slice_model_with(&req, &variant)?;
-    if a.json {
+    if a.json.json {
         println!("{}", serde_json::to_string(&r)?);
         return Ok(());
     }

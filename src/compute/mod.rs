@@ -75,6 +75,7 @@ impl ComputePlan {
         let mut layers = vec![None; info.n_layer];
         match SliceMeta::from_gguf(g)? {
             Some(meta) => {
+                ensure!(opts.layers.is_none(), "--compute-layers applies to a file that is not sliced; {} computes selectively in its sliced layers {}..{}", g.path.display(), meta.layer_start, meta.layer_end);
                 ensure!(
                     opts.compute <= meta.load + 1e-9,
                     "--compute (phi) {} exceeds the loaded share (gamma) {} of {}",

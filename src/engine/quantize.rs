@@ -7,7 +7,6 @@ use std::path::Path;
 use llama_cpp_sys_2 as sys;
 
 use super::backend::{backend, take_recent_errors, EngineError};
-use crate::fsutil::temp_path;
 
 /// The file types `convert` can write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
@@ -61,9 +60,10 @@ impl TargetType {
 pub fn quantize(input: &Path, output: &Path, to: TargetType, threads: i32) -> Result<(), EngineError> {
     backend()?;
     let io = |p: &Path, source| EngineError::Io { path: p.display().to_string(), source };
-    let tmp = temp_path(output);
+    // Registered, so that Ctrl-C during the quantizer removes the partial file.
+    let tmp = crate::fsutil::TempPath::beside(output);
     let cstr = |p: &Path| CString::new(p.to_string_lossy().as_bytes()).map_err(|e| io(p, std::io::Error::other(e)));
-    let (c_in, c_tmp) = (cstr(input)?, cstr(&tmp)?);
+    let (c_in, c_tmp) = (cstr(input)?, cstr(tmp.path())?);
     // SAFETY: default params are plain values; the paths are NUL-terminated and live
     // for the call.
     let rc = unsafe {
@@ -74,16 +74,12 @@ pub fn quantize(input: &Path, output: &Path, to: TargetType, threads: i32) -> Re
         let _ = take_recent_errors();
         sys::llama_model_quantize(c_in.as_ptr(), c_tmp.as_ptr(), &params)
     };
-    if rc != 0 || !tmp.exists() {
-        let _ = std::fs::remove_file(&tmp);
+    if rc != 0 || !tmp.path().exists() {
         return Err(EngineError::Quantize {
             input: input.display().to_string(),
             output: output.display().to_string(),
             log: take_recent_errors(),
         });
     }
-    std::fs::rename(&tmp, output).map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        io(output, e)
-    })
+    tmp.persist(output).map_err(|e| io(output, e))
 }

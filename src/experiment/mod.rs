@@ -10,3 +10,4 @@ pub mod perplexity;
 pub mod plot;
 pub mod report;
 pub mod run;
+pub mod validate;

@@ -10,6 +10,7 @@
 //! tensors at the file's alignment and checks each one's size as it is written.
 
 mod types;
+pub mod validate;
 mod value;
 mod writer;
 
@@ -33,6 +34,15 @@ pub enum GgufError {
     /// The file could not be opened or read.
     #[error("cannot read {path}")]
     Io {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        source: io::Error,
+    },
+    /// The output file could not be created or written (a full disk, a missing
+    /// or read-only folder).
+    #[error("cannot write {path}")]
+    Write {
         /// The file.
         path: PathBuf,
         /// The I/O error.
@@ -79,17 +89,17 @@ pub struct TensorInfo {
 }
 
 impl TensorInfo {
-    /// Number of elements.
+    /// Number of elements (saturating; [`GgufFile::read`] refuses counts that overflow).
     pub fn n_elements(&self) -> u64 {
-        self.dims.iter().product()
+        self.dims.iter().try_fold(1u64, |a, &d| a.checked_mul(d)).unwrap_or(u64::MAX)
     }
 
-    /// Size of the data in bytes, or `None` for an unknown type or a row that is
-    /// not a whole number of blocks.
+    /// Size of the data in bytes, or `None` for an unknown type, a row that is
+    /// not a whole number of blocks, or a byte count that overflows.
     pub fn n_bytes(&self) -> Option<u64> {
         let row = *self.dims.first().unwrap_or(&1);
-        let rows: u64 = self.dims.iter().skip(1).product();
-        self.ty.row_bytes(row).map(|b| b * rows)
+        let rows = self.dims.iter().skip(1).try_fold(1u64, |a, &d| a.checked_mul(d))?;
+        self.ty.row_bytes(row)?.checked_mul(rows)
     }
 }
 
@@ -136,9 +146,13 @@ impl GgufFile {
         let n_tensors = r.u64("tensor count")?;
         let n_kv = r.u64("metadata count")?;
 
-        let mut metadata = Vec::new();
+        let mut metadata: Vec<(String, Value)> = Vec::new();
+        let mut keys = std::collections::HashSet::new();
         for i in 0..n_kv {
             let key = r.string(&format!("metadata key {i}"))?;
+            if !keys.insert(key.clone()) {
+                return Err(r.malformed(format!("metadata key {key} appears twice")));
+            }
             let ty = r.value_type(&key)?;
             let value = r.value(ty, &key)?;
             metadata.push((key, value));
@@ -168,6 +182,7 @@ impl GgufFile {
         let data_offset = header_end.div_ceil(alignment) * alignment;
         let gguf = GgufFile { path: path.clone(), version, metadata, tensors, alignment, data_offset, file_size };
         gguf.check_tensor_extents()?;
+        validate::check_model(&gguf).map_err(|what| gguf.malformed(what))?;
         Ok(gguf)
     }
 
@@ -177,12 +192,7 @@ impl GgufFile {
             if !seen.insert(t.name.as_str()) {
                 return Err(self.malformed(format!("tensor {} appears twice", t.name)));
             }
-            let Some(bytes) = t.n_bytes() else {
-                return Err(self.malformed(format!(
-                    "tensor {} has type {} and dims {:?}, which this build cannot size",
-                    t.name, t.ty, t.dims
-                )));
-            };
+            let bytes = validate::tensor_size(t).map_err(|what| self.malformed(what))?;
             if t.offset % self.alignment != 0 {
                 return Err(self.malformed(format!("tensor {} is not aligned", t.name)));
             }

@@ -39,7 +39,7 @@ impl GgufWriter {
     /// Creates `path` (through a temporary file) and writes the header.
     /// `general.alignment` in `metadata`, if present, sets the alignment.
     pub fn create(path: &Path, metadata: &[(String, Value)], tensors: Vec<TensorSpec>) -> Result<GgufWriter, GgufError> {
-        let io_err = |source| GgufError::Io { path: path.to_path_buf(), source };
+        let io_err = |source| GgufError::Write { path: path.to_path_buf(), source };
         let malformed = |what: String| GgufError::Malformed { path: path.to_path_buf(), what };
         let alignment = match metadata.iter().find(|(k, _)| k == "general.alignment") {
             Some((_, v)) => v.as_u64().filter(|a| *a > 0 && a.is_power_of_two()).ok_or_else(|| malformed(format!("general.alignment is {v:?}")))?,
@@ -92,7 +92,7 @@ impl GgufWriter {
     pub fn write_tensor(&mut self, data: &[u8]) -> Result<(), GgufError> {
         let path = self.out.get_ref().target().to_path_buf();
         let malformed = |what: String| GgufError::Malformed { path: path.clone(), what };
-        let io_err = |source| GgufError::Io { path: path.clone(), source };
+        let io_err = |source| GgufError::Write { path: path.clone(), source };
         let (spec, offset) = self.tensors.get(self.next).ok_or_else(|| malformed("more tensors written than declared".into()))?;
         let info = TensorInfo { name: spec.name.clone(), dims: spec.dims.clone(), ty: spec.ty, offset: *offset };
         let want = info.n_bytes().expect("sized in create");
@@ -119,8 +119,8 @@ impl GgufWriter {
                 what: format!("{} of {} tensors written", self.next, self.tensors.len()),
             });
         }
-        let file = self.out.into_inner().map_err(|e| GgufError::Io { path: path.clone(), source: e.into_error() })?;
-        file.commit().map_err(|source| GgufError::Io { path, source })
+        let file = self.out.into_inner().map_err(|e| GgufError::Write { path: path.clone(), source: e.into_error() })?;
+        file.commit().map_err(|source| GgufError::Write { path, source })
     }
 }
 

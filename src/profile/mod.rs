@@ -11,6 +11,7 @@
 pub mod ranking;
 pub mod stats;
 pub mod weights;
+pub mod validate;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -145,7 +146,7 @@ pub fn run_profile(req: &ProfileRequest) -> anyhow::Result<ProfileOutcome> {
         model: fp,
         task: req.task,
         dataset: dataset.clone(),
-        data_sha256: file_sha256(&req.data)?,
+        data_sha256: file_sha256(&crate::fsutil::bundled(&req.data)).with_context(|| format!("cannot read dataset {} (give its path with --data)", req.data.display()))?,
         split: req.split,
         examples: chosen.len(),
         gen_tokens: req.gen_tokens,

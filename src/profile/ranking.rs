@@ -278,6 +278,7 @@ pub fn read_raw_dir(dir: &Path) -> Result<Vec<RawProfile>, ProfileError> {
     let mut out: Vec<RawProfile> = Vec::new();
     for p in paths {
         let r: RawProfile = read_json(&p, RAW_FORMAT)?;
+        super::validate::check_raw(&p, &r)?;
         if let Some(first) = out.first() {
             check_model(&p, &r.model, &first.model)?;
         }
@@ -289,7 +290,17 @@ pub fn read_raw_dir(dir: &Path) -> Result<Vec<RawProfile>, ProfileError> {
 /// Errors unless `found` (the profile's model) is `expected`.
 pub fn check_model(path: &Path, found: &ModelFingerprint, expected: &ModelFingerprint) -> Result<(), ProfileError> {
     if found.sha256 == expected.sha256 {
-        return Ok(());
+        if super::validate::same_shape(found, expected) {
+            return Ok(());
+        }
+        return Err(ProfileError::Format {
+            path: path.to_path_buf(),
+            expected: "profile of this model",
+            what: format!(
+                "its fingerprint says {} layers of widths {:?}, but {} has {} layers of widths {:?}",
+                found.n_layer, found.n_ff, expected.file, expected.n_layer, expected.n_ff
+            ),
+        });
     }
     Err(ProfileError::WrongModel {
         path: path.to_path_buf(),
@@ -305,7 +316,7 @@ pub fn check_model(path: &Path, found: &ModelFingerprint, expected: &ModelFinger
 /// of a Q4_K_M file: `selectinfer.lineage`) with the same architecture and FFN
 /// widths.
 pub fn check_model_lineage(path: &Path, found: &ModelFingerprint, expected: &ModelFingerprint, lineage: &[String]) -> Result<(), ProfileError> {
-    let same_shape = found.architecture == expected.architecture && found.n_layer == expected.n_layer && found.n_ff == expected.n_ff;
+    let same_shape = super::validate::same_shape(found, expected);
     if same_shape && lineage.iter().any(|sha| *sha == found.sha256) {
         return Ok(());
     }
@@ -473,7 +484,9 @@ pub fn read_ranking(path: &Path, dir: &Path) -> Result<Ranking, ProfileError> {
     if !path.exists() {
         return Err(ProfileError::MissingRanking { path: path.to_path_buf(), dir: dir.display().to_string() });
     }
-    read_json(path, RANKING_FORMAT)
+    let r: Ranking = read_json(path, RANKING_FORMAT)?;
+    super::validate::check_ranking(path, &r)?;
+    Ok(r)
 }
 
 /// Share of the top `top` fraction of neurons two rankings have in common, per layer.

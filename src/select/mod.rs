@@ -11,6 +11,7 @@ pub mod mask;
 pub mod plan;
 pub mod rewrite;
 pub mod variant;
+pub mod validate;
 
 pub use mask::NeuronMask;
 pub use plan::{default_layer_range, keep_from_profile, keep_random, LayerKeep};

@@ -185,7 +185,7 @@ impl SliceMeta {
         let (start, end) = (num("layer_start")? as usize, num("layer_end")? as usize);
         let source_n_ff = g.get(&key("source_n_ff")).and_then(Value::as_u64_list).context("selectinfer.source_n_ff missing")?;
         let per_layer = |what: &str| (0..source_n_ff.len()).map(|l| list(&format!("blk.{l}.{what}"))).collect();
-        Ok(Some(SliceMeta {
+        let meta = SliceMeta {
             load: num("load")?,
             static_share: num("static")?,
             selection: string("selection").unwrap_or_default(),
@@ -201,7 +201,9 @@ impl SliceMeta {
             variant: SliceVariant::from_gguf(g),
             source_n_ff,
             down_layout: DownLayout::of(g),
-        }))
+        };
+        super::validate::check(g, &meta).map_err(|e| anyhow::anyhow!("{}: invalid slice metadata: {e}", g.path.display()))?;
+        Ok(Some(meta))
     }
 
     fn to_metadata(&self) -> Vec<(String, Value)> {
@@ -282,6 +284,7 @@ pub fn slice_model_with(req: &SliceRequest, variant: &SliceVariant) -> anyhow::R
     if crate::fsutil::same_file(&req.model, &req.output) {
         bail!("output {} is the input file; choose another path", req.output.display());
     }
+    crate::fsutil::check_output_target(&req.output)?;
     let range = req.layers.clone().unwrap_or_else(|| super::default_layer_range(info.n_layer));
     ensure!(
         range.start < range.end && range.end <= info.n_layer,
@@ -377,15 +380,15 @@ pub fn slice_model_with(req: &SliceRequest, variant: &SliceVariant) -> anyhow::R
             );
         }
     }
-    let down_requantized = write_sliced(&src, &info, &keeps, &meta, &biases, &req.output)?;
-
-    let out = ModelInfo::read(&req.output)?;
+    // Written and verified under a temporary name; only a file that loads takes the final one.
+    let staged = crate::fsutil::TempPath::beside(&req.output);
+    let down_requantized = write_sliced(&src, &info, &keeps, &meta, &biases, staged.path())?;
+    let out = ModelInfo::read(staged.path())?;
     if req.verify {
-        if let Err(e) = Model::load(&req.output, &LoadOptions::default()) {
-            let _ = std::fs::remove_file(&req.output);
-            return Err(anyhow::Error::new(e).context(format!("the sliced file {} does not load; removed it", req.output.display())));
-        }
+        Model::load(staged.path(), &LoadOptions::default())
+            .map_err(|e| anyhow::Error::new(e).context(format!("the sliced file for {} does not load; nothing written", req.output.display())))?;
     }
+    staged.persist(&req.output).with_context(|| format!("cannot write {}", req.output.display()))?;
     Ok(SliceReport {
         output: req.output.display().to_string(),
         layers: range,
