@@ -3,7 +3,8 @@
 # toolkit of scripts/setup-cuda.sh, in its own target directory so the CPU build is
 # not disturbed, and packs what a GPU machine needs into one folder:
 #   $SELECTINFER_CUDA_BUNDLE (default .cache/cuda-bundle in the clone, git-ignored)
-#     selectinfer, libllama.so, libggml*.so, ...   (stripped; see docs/cuda.md)
+#     selectinfer, compute-test (the tests/compute.rs test binary), libllama.so,
+#     libggml*.so, ...   (stripped; see docs/cuda.md)
 # which `scripts/gpu-check.sh` uses and the device tool can carry.
 #
 # Settings (environment):
@@ -47,6 +48,10 @@ say "cargo build --release --features cuda ($cold; archs $CMAKE_CUDA_ARCHITECTUR
 start=$(date +%s)
 (cd "$repo" && nice -n "${SELECTINFER_NICE:-19}" cargo build --release --features cuda --bin selectinfer) \
     || die "cargo build --features cuda failed"
+# The tests/compute.rs test binary, which scripts/gpu-check.sh runs on the GPU.
+ctest=$(cd "$repo" && nice -n "${SELECTINFER_NICE:-19}" cargo test --release --features cuda --test compute --no-run \
+    --message-format=json | sed -n 's/.*"executable":"\([^"]*\)".*/\1/p' | tail -n1)
+[ -x "$ctest" ] || die "cargo test --features cuda --test compute --no-run made no test binary"
 secs=$(( $(date +%s) - start ))
 say "built in ${secs}s"
 
@@ -61,11 +66,16 @@ rel="$CARGO_TARGET_DIR/release"
 tmp="$bundle.tmp"
 rm -rf "$tmp" && mkdir -p "$tmp"
 cp "$rel/selectinfer" "$tmp/"
-libs=$(LD_LIBRARY_PATH="$rel:$LD_LIBRARY_PATH" ldd "$rel/selectinfer" | awk '$3 ~ "^'"$rel"'/" {print $3}')
+cp "$ctest" "$tmp/compute-test"
+libs=$(LD_LIBRARY_PATH="$rel:$LD_LIBRARY_PATH" ldd "$rel/selectinfer" "$ctest" | awk '$3 ~ "^'"$rel"'/" {print $3}' | sort -u)
 [ -n "$libs" ] || die "ldd finds no llama.cpp library of $rel/selectinfer in $rel"
 for l in $libs; do cp "$l" "$tmp/"; done
 # The CUDA backend is loaded by libggml.so, not by the binary itself.
 cp "$rel"/libggml-cuda.so* "$tmp/" 2>/dev/null || die "no libggml-cuda.so in $rel"
+# OpenMP's runtime (ggml-cpu), small and not on every machine; the CUDA libraries come
+# from the GPU machine's own CUDA install (libcublasLt alone is ~500 MB).
+gomp=$(LD_LIBRARY_PATH="$rel:$LD_LIBRARY_PATH" ldd "$rel/selectinfer" | awk '$1 == "libgomp.so.1" {print $3}')
+[ -z "$gomp" ] || cp -L "$gomp" "$tmp/libgomp.so.1"
 strip --strip-unneeded "$tmp"/* 2>/dev/null || true
 rm -rf "$bundle" && mv "$tmp" "$bundle"
 say "bundle $bundle ($(du -sh "$bundle" | cut -f1)):"
