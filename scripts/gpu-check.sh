@@ -102,7 +102,7 @@ fi
 say "GPU: ${gpu:-none found}; CUDA build: $cuda_build; output $out"
 
 run() { # logged command; its stderr goes to the log
-    echo "+ $*" >>"$log"
+    echo "+ [$(date +%T)] $*" >>"$log"
     "$@" 2>>"$log"
 }
 
@@ -134,7 +134,7 @@ say "1/3 correctness: tests/compute.rs ($ctest)"
 t0=$(date +%s)
 # The clean-failure test runs the selectinfer binary of the build machine's target
 # directory (a compile-time path): it checks argument errors, not the GPU; skipped.
-(cd "$work" && echo "+ $ctest --test-threads 4 --skip shares_out_of_order_are_clear_errors" >>"$log" &&
+(cd "$work" && echo "+ [$(date +%T)] $ctest --test-threads 4 --skip shares_out_of_order_are_clear_errors" >>"$log" &&
     with_gpu_peak "$ctest" --test-threads 4 --skip shares_out_of_order_are_clear_errors) >"$out/correctness.log" 2>&1
 rc=$?
 ct_peak=$(cat "$gpu_peak_file")
@@ -180,15 +180,15 @@ for shape in $shapes; do
         "q4_k_m gamma 0.7, dense|$s4|" "q4_k_m gamma 0.7, phi 0.4|$s4|0.4"; do
         IFS='|' read -r name file phi <<<"$setting"
         extra=(); [ -n "$phi" ] && extra=(--compute "$phi")
-        echo "+ $si generate --verbose -m $file -p 'The history of the city begins' -n $gen --json ${extra[*]}" >>"$log"
+        echo "+ [$(date +%T)] $si generate --verbose -m $file -p 'The history of the city begins' -n $gen --json ${extra[*]}" >>"$log"
         with_gpu_peak "$si" generate --verbose -m "$file" -p "The history of the city begins" -n "$gen" --json "${extra[@]}" \
             >"$work/gen.json" 2>"$work/gen.err"
         rc=$?
         peak=$(cat "$gpu_peak_file")
-        grep -E 'error|offloaded' "$work/gen.err" >>"$log"
+        grep -E 'error|offloaded|assigned to device' "$work/gen.err" | sed -E 's/layer +[0-9]+/layer N/' | sort | uniq -c >>"$log"
         j=$(cat "$work/gen.json")
-        offl=$(grep -oE 'offloaded [0-9]+/[0-9]+ layers' "$work/gen.err" | head -n1 | cut -d' ' -f2)
-        [ -n "$offl" ] || offl="-"
+        # llama.cpp's load log: "layer N assigned to device CUDA0" (or CPU) per layer.
+        offl="$(grep -E 'layer +[0-9]+ assigned to device' "$work/gen.err" | grep -vc 'device CPU')/$(grep -cE 'layer +[0-9]+ assigned to device' "$work/gen.err")"
         if [ $rc -ne 0 ] || [ -z "$j" ]; then ok=no; echo "generate failed (exit $rc)" >>"$log"; continue; fi
         # On a GPU every layer must be offloaded (n/n).
         if [ "$on_gpu" = yes ] && ! awk -F/ '{exit !($1 == $2 && $1 > 0)}' <<<"$offl"; then ok=no; echo "not all layers offloaded: $offl" >>"$log"; fi
@@ -209,6 +209,7 @@ done
     echo
     echo "$(date -u +%F), GPU: ${gpu:-none found}, CUDA build: $cuda_build, $(nproc) cores, $(( $(date +%s) - start_all )) s in all."
     echo "Binary: \`$("$si" --version 2>&1)\`. Models: \`selectinfer synth\` (random weights, speed and memory only)."
+    [ "$on_gpu" = yes ] || echo "No GPU: a smoke test of the pipeline on the CPU with tiny settings; its figures are not speed measurements."
     echo
     echo "| check | result | detail |"
     echo "|---|---|---|"
