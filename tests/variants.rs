@@ -130,6 +130,7 @@ fn slice(arch: SynthArch, out: &Path, variant: SliceVariant, load: f64) -> anyho
         layers: Some(0..2),
         verify: true,
         source_sha256: None,
+        down_layout: Default::default(),
     };
     slice_model_with(&req, &variant)
 }

@@ -64,7 +64,7 @@ pub fn run(a: &PerplexityArgs) -> anyhow::Result<()> {
         .map(|e| model.tokenize(&format!("{} {}", crate::eval::harness::prompt_with_shots(e, shots), e.references[0]), true, false).len())
         .max()
         .unwrap_or(0);
-    let threads = a.threads.unwrap_or_else(crate::engine::default_threads);
+    let threads = a.threads.get();
     let n_ctx = (longest + 8).next_multiple_of(256) as u32;
     let mut s = SelectiveSession::new(&model, plan, SessionOptions { n_ctx, n_batch: n_ctx, threads, observer: None })?;
     s.set_vote(a.compute.vote);

@@ -21,11 +21,10 @@ use std::time::Instant;
 
 use anyhow::{bail, ensure, Context};
 
-use crate::engine::{CompactLayer, CompactShape, GenerateOptions, GenerateStats, Model, Session, SessionOptions, Token};
+use crate::engine::{gather_columns, gather_rows, CompactLayer, CompactShape, GenerateOptions, GenerateStats, Model, Session, SessionOptions, Token};
 use crate::gguf::{GgmlType, GgufFile, TensorInfo};
 use crate::model::{ffn_down_neuron_major, ModelInfo};
 use crate::select::SliceMeta;
-use crate::select::rewrite::{gather_columns, gather_rows};
 pub use select::Vote;
 use select::{compute_set, SelectorState, VoteObserver, Votes};
 
@@ -332,10 +331,7 @@ impl<'m> SelectiveSession<'m> {
         }
         let in_host = |l: usize| ["ffn_gate", "ffn_up", "ffn_down"].iter().all(|w| model.host_tensor_bytes(&format!("blk.{l}.{w}.weight")).is_some());
         if self.file.is_none() && !shapes.iter().all(|sh| in_host(sh.layer)) {
-            let f = std::fs::File::open(model.path()).with_context(|| format!("opening {}", model.path().display()))?;
-            // SAFETY: the model file is not modified while mapped (selectinfer writes
-            // new files through temporary names and renames).
-            self.file = Some(unsafe { memmap2::Mmap::map(&f) }.with_context(|| format!("mapping {}", model.path().display()))?);
+            self.file = Some(model.map_file().with_context(|| format!("mapping {}", model.path().display()))?);
         }
         let (gguf, file) = (model.gguf(), self.file.as_deref());
         let mut compact_bytes = 0;

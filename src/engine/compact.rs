@@ -216,6 +216,8 @@ impl CompactBuffers {
 
 impl Drop for CompactBuffers {
     fn drop(&mut self) {
+        // Session::drop and Session::clear_compact_ffn clear the layers first.
+        debug_assert!(self.layers.is_empty(), "compacted FFN dropped while still set on a llama context");
         // SAFETY: both were created in install and are freed once.
         unsafe {
             if !self.buffer.is_null() {

@@ -8,6 +8,7 @@
 mod backend;
 mod callback;
 mod compact;
+mod gather;
 mod inplace;
 mod model;
 mod pages;
@@ -17,6 +18,7 @@ mod session;
 pub use backend::{set_verbose, EngineError};
 pub use callback::{ObservedTensor, TensorObserver};
 pub use compact::{CompactLayer, CompactShape};
+pub use gather::{gather_columns, gather_rows, requantize_columns, transpose_columns};
 pub use model::{LoadOptions, Model};
 pub use quantize::{quantize, TargetType};
 pub use session::{default_threads, GenerateOptions, GenerateStats, Session, SessionOptions};

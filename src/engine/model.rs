@@ -69,6 +69,16 @@ impl Model {
         Ok(model)
     }
 
+    /// The model file mapped read-only (to gather weights that llama.cpp holds
+    /// repacked or on a device).
+    pub fn map_file(&self) -> std::io::Result<memmap2::Mmap> {
+        let f = std::fs::File::open(&self.path)?;
+        // SAFETY: the model file is not modified while mapped (selectinfer writes
+        // new files through temporary names and renames, and never writes a model
+        // it has loaded: in-place reordering remaps pages copy-on-write).
+        unsafe { memmap2::Mmap::map(&f) }
+    }
+
     /// The file it was loaded from.
     pub fn path(&self) -> &Path {
         &self.path

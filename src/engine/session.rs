@@ -101,6 +101,14 @@ fn rate(n: usize, s: f64) -> f64 {
     }
 }
 
+impl Drop for Session<'_> {
+    /// Takes the compacted FFN off the context while the context is alive, so that
+    /// the context never points at freed tensors ([`CompactBuffers`] checks it).
+    fn drop(&mut self) {
+        self.clear_compact_ffn();
+    }
+}
+
 /// A llama.cpp context: a model, a KV cache and what has been decoded into it.
 pub struct Session<'m> {
     // Field order matters: the context must be dropped before the callback state it

@@ -25,7 +25,7 @@ use anyhow::{bail, ensure, Context};
 
 use super::plan::{keep_from_profile, keep_random, LayerKeep};
 use super::variant::SliceVariant;
-use crate::engine::{dequantize, quantize_rows, LoadOptions, Model};
+use crate::engine::{gather_columns, gather_rows, requantize_columns, transpose_columns, LoadOptions, Model};
 use crate::gguf::{GgmlType, GgufFile, GgufWriter, TensorInfo, TensorSpec, Value};
 use crate::model::{ffn_down_neuron_major, split_block_name, ModelInfo, NEURON_MAJOR_KEY};
 use crate::profile::ranking::{check_model_lineage, model_ranking_path, read_ranking, task_ranking_path};
@@ -536,86 +536,6 @@ fn write_sliced(
     Ok(down_requantized)
 }
 
-/// Keeps the given rows (last dimension) of a tensor; rows are whole blocks, so
-/// this is a byte copy for every type.
-pub fn gather_rows(data: &[u8], t: &TensorInfo, kept: &[u32]) -> anyhow::Result<Vec<u8>> {
-    let row_elems = if t.dims.len() == 1 { 1 } else { t.dims[0] };
-    let row_bytes = t.ty.row_bytes(row_elems).with_context(|| format!("cannot size rows of {}", t.name))? as usize;
-    let mut out = Vec::with_capacity(row_bytes * kept.len());
-    for &r in kept {
-        out.extend_from_slice(&data[r as usize * row_bytes..(r as usize + 1) * row_bytes]);
-    }
-    Ok(out)
-}
-
-/// Keeps the given columns (first dimension) of a 2-D tensor. F32/F16/BF16 columns
-/// are copied exactly; quantized rows are dequantized with ggml's `to_float` and the
-/// kept values stored as F16. Returns the type of the result and its bytes.
-pub fn gather_columns(data: &[u8], t: &TensorInfo, kept: &[u32]) -> anyhow::Result<(GgmlType, Vec<u8>)> {
-    let (n_cols, n_rows) = (t.dims[0] as usize, t.dims[1] as usize);
-    let row_bytes = t.ty.row_bytes(n_cols as u64).context("row size")? as usize;
-    let rows = data.chunks_exact(row_bytes).take(n_rows);
-    match t.ty {
-        GgmlType::F32 => Ok((t.ty, gather_elements::<4>(rows, kept))),
-        GgmlType::F16 | GgmlType::BF16 => Ok((t.ty, gather_elements::<2>(rows, kept))),
-        _ => Ok((GgmlType::F16, encode_floats(&dequantized_columns(data, t, kept)?, GgmlType::F16).expect("F16 encodes"))),
-    }
-}
-
-/// The given columns of a 2-D `[n_cols, n_rows]` tensor as the rows of a
-/// `[n_rows, kept.len()]` tensor of type `ty`: element types are moved exactly (`ty`
-/// must then be the source's type); quantized rows are dequantized with ggml's
-/// `to_float` and the transposed values quantized as `ty` (rows of `n_rows`).
-pub fn transpose_columns(data: &[u8], t: &TensorInfo, kept: &[u32], ty: GgmlType) -> anyhow::Result<Vec<u8>> {
-    let n_rows = t.dims[1] as usize;
-    if !t.ty.is_quantized() {
-        ensure!(ty == t.ty, "{} is {}: it is transposed in its own type, not {ty}", t.name, t.ty);
-        let (_, picked) = gather_columns(data, t, kept)?; // [n_rows][k] elements
-        let e = match t.ty {
-            GgmlType::F32 => 4,
-            _ => 2,
-        };
-        let k = kept.len();
-        let mut out = vec![0u8; picked.len()];
-        for r in 0..n_rows {
-            for c in 0..k {
-                out[(c * n_rows + r) * e..(c * n_rows + r + 1) * e].copy_from_slice(&picked[(r * k + c) * e..(r * k + c + 1) * e]);
-            }
-        }
-        return Ok(out);
-    }
-    let picked = dequantized_columns(data, t, kept)?; // [n_rows][k]
-    let k = kept.len();
-    let mut tr = vec![0f32; picked.len()];
-    for r in 0..n_rows {
-        for c in 0..k {
-            tr[c * n_rows + r] = picked[r * k + c];
-        }
-    }
-    quantize_rows(ty.0, &tr, n_rows).with_context(|| format!("cannot quantize the transposed {} as {ty} (rows of {n_rows})", t.name))
-}
-
-/// Keeps the given columns of a quantized 2-D tensor in its own type: each row is
-/// dequantized with ggml's `to_float`, the kept values are quantized again with
-/// ggml's quantizer (`kept.len()` must be whole blocks; [`block_rounded_load`]).
-pub fn requantize_columns(data: &[u8], t: &TensorInfo, kept: &[u32]) -> anyhow::Result<Vec<u8>> {
-    quantize_rows(t.ty.0, &dequantized_columns(data, t, kept)?, kept.len())
-        .with_context(|| format!("cannot requantize {} as {} with {} columns", t.name, t.ty, kept.len()))
-}
-
-/// The kept columns of a quantized 2-D tensor as floats, row after row (ggml's
-/// `to_float` on each row).
-fn dequantized_columns(data: &[u8], t: &TensorInfo, kept: &[u32]) -> anyhow::Result<Vec<f32>> {
-    let (n_cols, n_rows) = (t.dims[0] as usize, t.dims[1] as usize);
-    let row_bytes = t.ty.row_bytes(n_cols as u64).context("row size")? as usize;
-    let mut picked = Vec::with_capacity(kept.len() * n_rows);
-    for row in data.chunks_exact(row_bytes).take(n_rows) {
-        let values = dequantize(t.ty.0, row, n_cols).with_context(|| format!("cannot dequantize {} ({})", t.name, t.ty))?;
-        picked.extend(kept.iter().map(|&c| values[c as usize]));
-    }
-    Ok(picked)
-}
-
 /// The load share that keeps, in a layer of `n` neurons whose `ffn_down` has
 /// blocks of `block` elements along the neurons, the multiple of `block` nearest
 /// to `gamma * n` (at least one block, at most `n`), so its columns stay whole
@@ -627,23 +547,6 @@ pub fn block_rounded_load(gamma: f64, n: usize, block: usize) -> f64 {
     let k = super::plan::count(gamma, n);
     let rounded = ((k + block / 2) / block * block).clamp(block.min(n), n);
     rounded as f64 / n as f64
-}
-
-/// Copies the `E`-byte elements at `kept` of every row.
-fn gather_elements<'a, const E: usize>(rows: impl Iterator<Item = &'a [u8]>, kept: &[u32]) -> Vec<u8> {
-    let mut out = Vec::new();
-    for row in rows {
-        let elems: &[[u8; E]] = as_elements(row);
-        out.extend(kept.iter().flat_map(|&c| elems[c as usize]));
-    }
-    out
-}
-
-/// Views bytes as `E`-byte arrays (the length is a multiple of `E` for whole rows).
-fn as_elements<const E: usize>(bytes: &[u8]) -> &[[u8; E]] {
-    let (chunks, rest) = bytes.as_chunks::<E>();
-    debug_assert!(rest.is_empty());
-    chunks
 }
 
 #[cfg(test)]
