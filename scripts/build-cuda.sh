@@ -79,6 +79,8 @@ gomp=$(LD_LIBRARY_PATH="$rel:$LD_LIBRARY_PATH" ldd "$rel/selectinfer" | awk '$1 
 strip --strip-unneeded "$tmp"/* 2>/dev/null || true
 rm -rf "$bundle" && mv "$tmp" "$bundle"
 say "bundle $bundle ($(du -sh "$bundle" | cut -f1)):"
+# The device tool carries at most 64 MiB; the H200 machine needs sm_90 alone.
+[ "$(du -sm "$bundle" | cut -f1)" -le 64 ] || say "warning: over 64 MiB, too large to carry; build with SELECTINFER_CUDA_ARCHS=90 (and SELECTINFER_CUDA_FA=OFF if still too large)"
 ls -l "$bundle" >&2
 say "libraries the GPU machine must provide (from its CUDA 13 install):"
 LD_LIBRARY_PATH="$bundle" ldd "$bundle"/* 2>/dev/null | awk '/=>/ && $1 ~ /^lib(cuda|cublas|cudart)/ {print "  " $1}' | sort -u >&2
