@@ -404,6 +404,8 @@ fn make_seeds() {
     let mut sums = || selectinfer::profile::stats::ActivationSums {
         tokens: 40,
         sums: info.n_ff.iter().map(|&n| (0..n).map(|_| (rng.next_u64() % 1000) as f64 / 10.0).collect()).collect(),
+        signed: None,
+        squares: None,
     };
     let raw = ranking::RawProfile {
         format: ranking::RAW_FORMAT.into(),
@@ -417,6 +419,7 @@ fn make_seeds() {
         template_version: selectinfer::tasks::TEMPLATE_VERSION.into(),
         tool_version: "seed".into(),
         halves: [sums(), sums()],
+        down_norms: None,
     };
     std::fs::write(corpus("raw").join("raw.json"), serde_json::to_vec(&raw).unwrap()).unwrap();
     let (tasks, model_rank) = ranking::merge(std::slice::from_ref(&raw));

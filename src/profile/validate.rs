@@ -72,6 +72,32 @@ pub fn check_raw(path: &Path, r: &RawProfile) -> Result<(), ProfileError> {
                 return Err(err(format!("halves[{h}] layer {l} has sum {s} (sums of |activation| are finite and >= 0)")));
             }
         }
+        // The optional statistics of the selection variants: the same shape, finite
+        // (squares and norms also >= 0).
+        for (name, stat, nonneg) in [("signed", &half.signed, false), ("squares", &half.squares, true)] {
+            if let Some(v) = stat {
+                check_per_neuron(v, r, nonneg).map_err(|w| err(format!("halves[{h}] {name}: {w}")))?;
+            }
+        }
+    }
+    if let Some(v) = &r.down_norms {
+        check_per_neuron(v, r, true).map_err(|w| err(format!("down_norms: {w}")))?;
+    }
+    Ok(())
+}
+
+/// One finite value per neuron of every layer (and >= 0 when `nonneg`).
+fn check_per_neuron(v: &[Vec<f64>], r: &RawProfile, nonneg: bool) -> Result<(), String> {
+    if v.len() != r.model.n_layer {
+        return Err(format!("{} layers, but the model has {}", v.len(), r.model.n_layer));
+    }
+    for (l, (xs, &n)) in v.iter().zip(&r.model.n_ff).enumerate() {
+        if xs.len() as u64 != n {
+            return Err(format!("layer {l} has {} values, but the layer has {n} neurons", xs.len()));
+        }
+        if let Some(x) = xs.iter().find(|x| !x.is_finite() || (nonneg && **x < 0.0)) {
+            return Err(format!("layer {l} has value {x}"));
+        }
     }
     Ok(())
 }
