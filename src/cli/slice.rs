@@ -42,8 +42,8 @@ pub struct SliceArgs {
     /// How ffn_down is stored: `columns` ([n_ff, n_embd], llama.cpp's layout; also
     /// loads in stock llama.cpp) or `neurons` ([n_embd, n_ff], one row per neuron; our
     /// engine only): `--compute` then needs no copy of the computed neurons on any
-    /// type. A quantized ffn_down is requantized once (llama.cpp's fallback type where
-    /// rows are not whole blocks, e.g. Q6_K -> Q8_0 for a hidden size of 576).
+    /// type. A quantized ffn_down is requantized once; K-quants take llama.cpp's
+    /// fallback types (Q4_K/Q5_K -> Q5_0, Q6_K -> Q8_0), which the fast kernel serves.
     #[arg(long, value_enum, default_value_t = DownLayout::default())]
     pub down_layout: DownLayout,
     /// Neuron importance of the profile's rankings: mean |activation| (the paper's)
