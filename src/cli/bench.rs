@@ -149,7 +149,8 @@ pub fn run(a: BenchArgs) -> anyhow::Result<()> {
                 plan.layers.iter_mut().for_each(|l| *l = None);
             }
             let opts = SessionOptions { n_ctx, n_batch: 512, threads, observer: None };
-            let session = SelectiveSession::new(model, plan.clone(), opts)?;
+            let mut session = SelectiveSession::new(model, plan.clone(), opts)?;
+            session.set_vote(a.compute.vote);
             settings.push(Setting {
                 model,
                 prompt: prompt.clone(),
