@@ -4676,8 +4676,9 @@ static void ggml_compute_forward_out_prod_f32(
 }
 
 // selectinfer: whole blocks of src0's type dequantized with this file's SIMD flags for the
-// types a neuron-major down projection is stored in (the type's own to_float, built for the
-// baseline ISA, otherwise).
+// types a neuron-major down projection is stored in (F16, Q8_0, Q4_0, Q5_0; K-quants are
+// stored in those fallback types); other types go through their own to_float, built for
+// the baseline ISA.
 static void ggml_out_prod_dequantize(ggml_type type, const void * GGML_RESTRICT vx, float * GGML_RESTRICT y, int64_t n) {
     switch (type) {
         case GGML_TYPE_F16:
@@ -4715,51 +4716,6 @@ static void ggml_out_prod_dequantize(ggml_type type, const void * GGML_RESTRICT 
                     const uint8_t xh_1 = ((qh >> (j + 12))     ) & 0x10;
                     y[i*QK5_0 + j]           = d*(((x[i].qs[j] & 0x0F) | xh_0) - 16);
                     y[i*QK5_0 + j + QK5_0/2] = d*(((x[i].qs[j] >>   4) | xh_1) - 16);
-                }
-            }
-            return;
-        }
-        case GGML_TYPE_Q4_K: {
-            const block_q4_K * x = (const block_q4_K *) vx;
-            for (int64_t i = 0; i < n/QK_K; ++i) {
-                const uint8_t * q = x[i].qs;
-                const uint8_t * s = x[i].scales;
-                const float d   = GGML_CPU_FP16_TO_FP32(x[i].GGML_COMMON_AGGR_U.GGML_COMMON_AGGR_S.d);
-                const float min = GGML_CPU_FP16_TO_FP32(x[i].GGML_COMMON_AGGR_U.GGML_COMMON_AGGR_S.dmin);
-                for (int j = 0; j < QK_K/64; ++j) {
-                    // 6-bit scales and mins of sub-blocks 2j and 2j+1 (get_scale_min_k4)
-                    uint8_t sc[2], m[2];
-                    for (int h = 0; h < 2; ++h) {
-                        const int b = 2*j + h;
-                        sc[h] = b < 4 ? (s[b] & 63) : ((s[b+4] & 0xF) | ((s[b-4] >> 6) << 4));
-                        m[h]  = b < 4 ? (s[b+4] & 63) : ((s[b+4] >>  4) | ((s[b]   >> 6) << 4));
-                    }
-                    const float d1 = d*sc[0], m1 = min*m[0], d2 = d*sc[1], m2 = min*m[1];
-                    float * yy = y + i*QK_K + j*64;
-                    for (int l = 0; l < 32; ++l) yy[l]      = d1*(q[l] & 0xF) - m1;
-                    for (int l = 0; l < 32; ++l) yy[l + 32] = d2*(q[l] >>  4) - m2;
-                    q += 32;
-                }
-            }
-            return;
-        }
-        case GGML_TYPE_Q6_K: {
-            const block_q6_K * x = (const block_q6_K *) vx;
-            for (int64_t i = 0; i < n/QK_K; ++i) {
-                const float d = GGML_CPU_FP16_TO_FP32(x[i].d);
-                const uint8_t * ql = x[i].ql;
-                const uint8_t * qh = x[i].qh;
-                const int8_t  * sc = x[i].scales;
-                float * yy = y + i*QK_K;
-                for (int c = 0; c < QK_K; c += 128) {
-                    for (int l = 0; l < 32; ++l) {
-                        const int is = l/16;
-                        yy[l +  0] = d*sc[is + 0]*((int8_t)((ql[l +  0] & 0xF) | (((qh[l] >> 0) & 3) << 4)) - 32);
-                        yy[l + 32] = d*sc[is + 2]*((int8_t)((ql[l + 32] & 0xF) | (((qh[l] >> 2) & 3) << 4)) - 32);
-                        yy[l + 64] = d*sc[is + 4]*((int8_t)((ql[l +  0]  >> 4) | (((qh[l] >> 4) & 3) << 4)) - 32);
-                        yy[l + 96] = d*sc[is + 6]*((int8_t)((ql[l + 32]  >> 4) | (((qh[l] >> 6) & 3) << 4)) - 32);
-                    }
-                    yy += 128; ql += 64; qh += 32; sc += 8;
                 }
             }
             return;
