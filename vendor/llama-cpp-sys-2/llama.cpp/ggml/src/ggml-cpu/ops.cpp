@@ -4727,121 +4727,130 @@ static void ggml_out_prod_dequantize(ggml_type type, const void * GGML_RESTRICT 
 }
 
 // selectinfer: a single dst row (one decoded token) for types of 32-element blocks:
-// each block of 32 dst columns is accumulated over all src0 rows in registers, with
-// the block's dequantization fused in (no dequantized row is stored). `deq` writes
-// block b of a row, unscaled, to w and returns its scale.
+// src0 rows [r0, r1) (this thread's neurons, contiguous in memory) are accumulated into
+// part[0, 32*nblk) over all columns, with the blocks' dequantization fused in (no
+// dequantized row is stored). `deq` writes block b of a row, unscaled, to w and returns
+// its scale.
 template <typename Deq>
-static void ggml_out_prod_row_fused(Deq deq, const char * GGML_RESTRICT s0, size_t nb01, int64_t nrows,
-        const char * GGML_RESTRICT s1, size_t nb11, int64_t b0, int64_t b1, float * GGML_RESTRICT d) {
-    memset(d + b0*32, 0, (b1 - b0)*32*sizeof(float));
-    // groups of rows walked along their blocks, so that the rows stream contiguously
-    for (int64_t n0 = 0; n0 < nrows; n0 += GGML_OUT_PROD_ROWS) {
-        const int64_t n1 = MIN(n0 + GGML_OUT_PROD_ROWS, nrows);
-        for (int64_t b = b0; b < b1; ++b) {
-            float acc[32];
-            memcpy(acc, d + b*32, sizeof(acc));
-            for (int64_t n = n0; n < n1; ++n) {
-                float w[32];
-                const float s = deq(s0 + n*nb01, b, w)*(*(const float *) (s1 + n*nb11));
-                for (int j = 0; j < 32; ++j) {
-                    acc[j] += s*w[j];
-                }
+static void ggml_out_prod_row_fused(Deq deq, const char * GGML_RESTRICT s0, size_t nb01, int64_t r0, int64_t r1,
+        const char * GGML_RESTRICT s1, size_t nb11, int64_t nblk, float * GGML_RESTRICT part) {
+    memset(part, 0, nblk*32*sizeof(float));
+    for (int64_t n = r0; n < r1; ++n) {
+        const float v = *(const float *) (s1 + n*nb11);
+        for (int64_t b = 0; b < nblk; ++b) {
+            float w[32];
+            const float s = deq(s0 + n*nb01, b, w)*v;
+            for (int j = 0; j < 32; ++j) {
+                part[b*32 + j] += s*w[j];
             }
-            memcpy(d + b*32, acc, sizeof(acc));
         }
     }
 }
 
 #if defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
-// selectinfer: acc[0..4) (32 floats) += s * the 32 signed bytes of q
-static inline void ggml_out_prod_acc_i8(__m256 * acc, __m256 s, __m256i q) {
-    const __m128i lo = _mm256_castsi256_si128(q);
-    const __m128i hi = _mm256_extracti128_si256(q, 1);
-    acc[0] = _mm256_fmadd_ps(s, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(lo)), acc[0]);
-    acc[1] = _mm256_fmadd_ps(s, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(lo, 8))), acc[1]);
-    acc[2] = _mm256_fmadd_ps(s, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(hi)), acc[2]);
-    acc[3] = _mm256_fmadd_ps(s, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(hi, 8))), acc[3]);
+// selectinfer: acc[0..4) (32 floats) += s * the 32 signed bytes at q
+static inline void ggml_out_prod_acc_i8(__m256 * acc, __m256 s, const int8_t * q) {
+    for (int k = 0; k < 4; ++k) {
+        const __m256 w = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *) (q + 8*k))));
+        acc[k] = _mm256_fmadd_ps(s, w, acc[k]);
+    }
 }
 
 // selectinfer: 16 bytes of nibbles as 32 bytes, low nibbles first (value j, then j + 16)
 static inline __m256i ggml_out_prod_nibbles(const uint8_t * qs) {
-    const __m128i b = _mm_loadu_si128((const __m128i *) qs);
-    const __m128i m = _mm_set1_epi8(0x0F);
-    return _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(b, 4), m), _mm_and_si128(b, m));
+    const __m256i b = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *) qs));
+    return _mm256_and_si256(_mm256_srlv_epi64(b, _mm256_set_epi64x(4, 4, 0, 0)), _mm256_set1_epi8(0x0F));
 }
 
-// selectinfer: ggml_out_prod_row_fused with AVX2: 32 accumulators in four registers
-static bool ggml_out_prod_row_avx2(ggml_type type, const char * GGML_RESTRICT s0, size_t nb01, int64_t nrows,
-        const char * GGML_RESTRICT s1, size_t nb11, int64_t b0, int64_t b1, float * GGML_RESTRICT d) {
-    if (type != GGML_TYPE_F16 && type != GGML_TYPE_Q8_0 && type != GGML_TYPE_Q4_0 && type != GGML_TYPE_Q5_0) {
-        return false;
-    }
-    memset(d + b0*32, 0, (b1 - b0)*32*sizeof(float));
-    // Groups of rows, walked along their blocks: the rows stream contiguously (the
-    // hardware prefetcher follows them); the 32 sums of a block stay in registers
-    // for the group.
-    for (int64_t n0 = 0; n0 < nrows; n0 += GGML_OUT_PROD_ROWS) {
-        const int64_t n1 = MIN(n0 + GGML_OUT_PROD_ROWS, nrows);
-        for (int64_t b = b0; b < b1; ++b) {
+// selectinfer: the 32 values of a Q4_0/Q5_0 block, signed, as bytes
+static inline __m256i ggml_out_prod_q4_0(const block_q4_0 * x) {
+    return _mm256_sub_epi8(ggml_out_prod_nibbles(x->qs), _mm256_set1_epi8(8));
+}
+static inline __m256i ggml_out_prod_q5_0(const block_q5_0 * x) {
+    // bit j of qh is the fifth bit of value j
+    __m256i bits = _mm256_shuffle_epi8(_mm256_castps_si256(_mm256_broadcast_ss((const float *) x->qh)),
+        _mm256_set_epi64x(0x0303030303030303, 0x0202020202020202, 0x0101010101010101, 0x0000000000000000));
+    bits = _mm256_or_si256(bits, _mm256_set1_epi64x(0x7fbfdfeff7fbfdfe));
+    bits = _mm256_cmpeq_epi8(bits, _mm256_set1_epi64x(-1));
+    return _mm256_sub_epi8(_mm256_or_si256(ggml_out_prod_nibbles(x->qs), _mm256_and_si256(bits, _mm256_set1_epi8(0x10))),
+        _mm256_set1_epi8(16));
+}
+
+// selectinfer: ggml_out_prod_row_fused with AVX2. GGML_OUT_PROD_GROUP rows are walked
+// together along their blocks, their 32 sums per block in four registers; the next
+// group's rows are prefetched meanwhile (each thread streams its own contiguous range,
+// which with the hardware prefetcher alone stalled on loads).
+#define GGML_OUT_PROD_GROUP 4
+template <ggml_type type>
+static void ggml_out_prod_row_avx2(const char * GGML_RESTRICT s0, size_t nb01, int64_t r0, int64_t r1,
+        const char * GGML_RESTRICT s1, size_t nb11, int64_t nblk, float * GGML_RESTRICT part) {
+    constexpr size_t bsize = type == GGML_TYPE_F16 ? 32*sizeof(ggml_fp16_t) : type == GGML_TYPE_Q8_0 ? sizeof(block_q8_0)
+                           : type == GGML_TYPE_Q4_0 ? sizeof(block_q4_0) : sizeof(block_q5_0);
+    memset(part, 0, nblk*32*sizeof(float));
+    for (int64_t n0 = r0; n0 < r1; n0 += GGML_OUT_PROD_GROUP) {
+        const int64_t n1 = MIN(n0 + GGML_OUT_PROD_GROUP, r1);
+        const int64_t np = MIN(n1 + GGML_OUT_PROD_GROUP, r1) - n1; // rows of the next group
+        for (int64_t b = 0; b < nblk; ++b) {
+            if ((b & 1) == 0) {
+                for (int64_t r = 0; r < np; ++r) {
+                    _mm_prefetch(s0 + (n1 + r)*nb01 + b*bsize, _MM_HINT_T0);
+                }
+            }
             __m256 acc[4];
             for (int k = 0; k < 4; ++k) {
-                acc[k] = _mm256_loadu_ps(d + b*32 + 8*k);
+                acc[k] = _mm256_loadu_ps(part + b*32 + 8*k);
             }
             for (int64_t n = n0; n < n1; ++n) {
-                const char * row = s0 + n*nb01;
+                const char * blk = s0 + n*nb01 + b*bsize;
                 const float v = *(const float *) (s1 + n*nb11);
-                switch (type) {
-                    case GGML_TYPE_F16: {
-                        const __m256 s = _mm256_set1_ps(v);
-                        const ggml_fp16_t * x = (const ggml_fp16_t *) row + b*32;
-                        for (int k = 0; k < 4; ++k) {
-                            acc[k] = _mm256_fmadd_ps(s, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) (x + 8*k))), acc[k]);
-                        }
-                    } break;
-                    case GGML_TYPE_Q8_0: {
-                        const block_q8_0 * x = (const block_q8_0 *) row + b;
-                        ggml_out_prod_acc_i8(acc, _mm256_set1_ps(v*GGML_CPU_FP16_TO_FP32(x->d)), _mm256_loadu_si256((const __m256i *) x->qs));
-                    } break;
-                    case GGML_TYPE_Q4_0: {
-                        const block_q4_0 * x = (const block_q4_0 *) row + b;
-                        const __m256i q = _mm256_sub_epi8(ggml_out_prod_nibbles(x->qs), _mm256_set1_epi8(8));
-                        ggml_out_prod_acc_i8(acc, _mm256_set1_ps(v*GGML_CPU_FP16_TO_FP32(x->d)), q);
-                    } break;
-                    default: { // GGML_TYPE_Q5_0: bit i of qh is the fifth bit of value i
-                        const block_q5_0 * x = (const block_q5_0 *) row + b;
-                        uint32_t qh;
-                        memcpy(&qh, x->qh, sizeof(qh));
-                        const __m256i shuf = _mm256_set_epi64x(0x0303030303030303, 0x0202020202020202, 0x0101010101010101, 0x0000000000000000);
-                        __m256i bits = _mm256_shuffle_epi8(_mm256_set1_epi32((int) qh), shuf);
-                        bits = _mm256_or_si256(bits, _mm256_set1_epi64x(0x7fbfdfeff7fbfdfe));
-                        bits = _mm256_cmpeq_epi8(bits, _mm256_set1_epi64x(-1));
-                        const __m256i q = _mm256_sub_epi8(
-                            _mm256_or_si256(ggml_out_prod_nibbles(x->qs), _mm256_and_si256(bits, _mm256_set1_epi8(0x10))), _mm256_set1_epi8(16));
-                        ggml_out_prod_acc_i8(acc, _mm256_set1_ps(v*GGML_CPU_FP16_TO_FP32(x->d)), q);
-                    } break;
+                if constexpr (type == GGML_TYPE_F16) {
+                    const __m256 s = _mm256_set1_ps(v);
+                    for (int k = 0; k < 4; ++k) {
+                        const __m256 w = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) (blk + 16*k)));
+                        acc[k] = _mm256_fmadd_ps(s, w, acc[k]);
+                    }
+                } else if constexpr (type == GGML_TYPE_Q8_0) {
+                    const block_q8_0 * x = (const block_q8_0 *) blk;
+                    ggml_out_prod_acc_i8(acc, _mm256_set1_ps(v*_cvtsh_ss(x->d)), x->qs);
+                } else {
+                    alignas(32) int8_t q[32];
+                    ggml_fp16_t d;
+                    if constexpr (type == GGML_TYPE_Q4_0) {
+                        _mm256_store_si256((__m256i *) q, ggml_out_prod_q4_0((const block_q4_0 *) blk));
+                        d = ((const block_q4_0 *) blk)->d;
+                    } else {
+                        _mm256_store_si256((__m256i *) q, ggml_out_prod_q5_0((const block_q5_0 *) blk));
+                        d = ((const block_q5_0 *) blk)->d;
+                    }
+                    ggml_out_prod_acc_i8(acc, _mm256_set1_ps(v*_cvtsh_ss(d)), q);
                 }
             }
             for (int k = 0; k < 4; ++k) {
-                _mm256_storeu_ps(d + b*32 + 8*k, acc[k]);
+                _mm256_storeu_ps(part + b*32 + 8*k, acc[k]);
             }
         }
     }
-    return true;
 }
 #endif
 
 // selectinfer: ggml_out_prod_row_fused for F16, Q8_0, Q4_0 and Q5_0; false for other types.
-static bool ggml_out_prod_row(ggml_type type, const char * s0, size_t nb01, int64_t nrows,
-        const char * s1, size_t nb11, int64_t b0, int64_t b1, float * d) {
+static bool ggml_out_prod_row(ggml_type type, const char * s0, size_t nb01, int64_t r0, int64_t r1,
+        const char * s1, size_t nb11, int64_t nblk, float * part) {
 #if defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
-    return ggml_out_prod_row_avx2(type, s0, nb01, nrows, s1, nb11, b0, b1, d);
+    switch (type) {
+        case GGML_TYPE_F16:  ggml_out_prod_row_avx2<GGML_TYPE_F16> (s0, nb01, r0, r1, s1, nb11, nblk, part); return true;
+        case GGML_TYPE_Q8_0: ggml_out_prod_row_avx2<GGML_TYPE_Q8_0>(s0, nb01, r0, r1, s1, nb11, nblk, part); return true;
+        case GGML_TYPE_Q4_0: ggml_out_prod_row_avx2<GGML_TYPE_Q4_0>(s0, nb01, r0, r1, s1, nb11, nblk, part); return true;
+        case GGML_TYPE_Q5_0: ggml_out_prod_row_avx2<GGML_TYPE_Q5_0>(s0, nb01, r0, r1, s1, nb11, nblk, part); return true;
+        default: return false;
+    }
 #else
     switch (type) {
         case GGML_TYPE_F16:
             ggml_out_prod_row_fused([](const char * row, int64_t b, float * w) {
                 ggml_cpu_fp16_to_fp32((const ggml_fp16_t *) row + b*32, w, 32);
                 return 1.0f;
-            }, s0, nb01, nrows, s1, nb11, b0, b1, d);
+            }, s0, nb01, r0, r1, s1, nb11, nblk, part);
             return true;
         case GGML_TYPE_Q8_0:
             ggml_out_prod_row_fused([](const char * row, int64_t b, float * w) {
@@ -4850,7 +4859,7 @@ static bool ggml_out_prod_row(ggml_type type, const char * s0, size_t nb01, int6
                     w[j] = x->qs[j];
                 }
                 return GGML_CPU_FP16_TO_FP32(x->d);
-            }, s0, nb01, nrows, s1, nb11, b0, b1, d);
+            }, s0, nb01, r0, r1, s1, nb11, nblk, part);
             return true;
         case GGML_TYPE_Q4_0:
             ggml_out_prod_row_fused([](const char * row, int64_t b, float * w) {
@@ -4860,7 +4869,7 @@ static bool ggml_out_prod_row(ggml_type type, const char * s0, size_t nb01, int6
                     w[j + 16] = (x->qs[j] >>   4) - 8;
                 }
                 return GGML_CPU_FP16_TO_FP32(x->d);
-            }, s0, nb01, nrows, s1, nb11, b0, b1, d);
+            }, s0, nb01, r0, r1, s1, nb11, nblk, part);
             return true;
         case GGML_TYPE_Q5_0:
             ggml_out_prod_row_fused([](const char * row, int64_t b, float * w) {
@@ -4872,12 +4881,16 @@ static bool ggml_out_prod_row(ggml_type type, const char * s0, size_t nb01, int6
                     w[j + 16] = ((x->qs[j] >>   4) | (((qh >> (j + 12))     ) & 0x10)) - 16;
                 }
                 return GGML_CPU_FP16_TO_FP32(x->d);
-            }, s0, nb01, nrows, s1, nb11, b0, b1, d);
+            }, s0, nb01, r0, r1, s1, nb11, nblk, part);
             return true;
         default:
             return false;
     }
 #endif
+}
+
+static bool ggml_out_prod_row_supported(ggml_type type) {
+    return type == GGML_TYPE_F16 || type == GGML_TYPE_Q8_0 || type == GGML_TYPE_Q4_0 || type == GGML_TYPE_Q5_0;
 }
 
 // selectinfer: out_prod with a quantized or F16 src0, the form of a neuron-major down
@@ -4915,11 +4928,35 @@ static void ggml_compute_forward_out_prod_q_f32(
     GGML_ASSERT(ne2 == ne02);
     GGML_ASSERT(ne3 == ne03);
 
-    // this thread's columns: whole blocks of src0's type (of 32 F16 values where they fit)
     const int64_t blck = ggml_blck_size(type);
     GGML_ASSERT(ne00 % blck == 0);
     const int64_t unit = blck == 1 && ne00 % 32 == 0 ? 32 : blck;
     const int64_t nblk = ne00/unit;
+
+    if (ne1 == 1 && ne2 == 1 && ne3 == 1 && unit == 32 && ggml_out_prod_row_supported(type)) {
+        // One dst row (a decoded token): each thread sums its own contiguous range of
+        // src0 rows over all columns into its part of wdata, then each thread adds the
+        // parts up over its share of the columns.
+        float * parts = (float *) params->wdata;
+        const size_t stride = GGML_OUT_PROD_ROWS*ne00 + CACHE_LINE_SIZE_F32;
+        const int64_t rper = (ne01 + nth - 1)/nth;
+        ggml_out_prod_row(type, (const char *) src0->data, nb01, MIN(rper*ith, ne01), MIN(rper*(ith + 1), ne01),
+                          (const char *) src1->data, nb11, nblk, parts + stride*ith);
+        ggml_barrier(params->threadpool);
+        const int64_t cper = (nblk + nth - 1)/nth;
+        const int64_t j0 = MIN(cper*ith, nblk)*32;
+        const int64_t j1 = MIN(cper*(ith + 1), nblk)*32;
+        if (j0 < j1) {
+            float * d = (float *) dst->data;
+            memcpy(d + j0, parts + j0, (j1 - j0)*sizeof(float));
+            for (int t = 1; t < nth; ++t) {
+                ggml_vec_acc_f32((int) (j1 - j0), d + j0, parts + stride*t + j0);
+            }
+        }
+        return;
+    }
+
+    // this thread's columns: whole blocks of src0's type (of 32 F16 values where they fit)
     const int64_t per  = (nblk + nth - 1)/nth;
     const int64_t c0   = MIN(per*ith,       nblk)*unit;
     const int64_t c1   = MIN(per*(ith + 1), nblk)*unit;
@@ -4928,12 +4965,6 @@ static void ggml_compute_forward_out_prod_q_f32(
         return;
     }
     const size_t off0 = (size_t) (c0/blck)*ggml_type_size(type);
-
-    if (ne1 == 1 && ne2 == 1 && ne3 == 1 && unit == 32 &&
-        ggml_out_prod_row(type, (const char *) src0->data, nb01, ne01, (const char *) src1->data, nb11,
-                          c0/32, c1/32, (float *) dst->data)) {
-        return;
-    }
 
     // GGML_OUT_PROD_ROWS dequantized src0 rows of this thread's columns
     float * wdata = (float *) params->wdata + (GGML_OUT_PROD_ROWS*ne00 + CACHE_LINE_SIZE_F32)*ith;
