@@ -4791,7 +4791,7 @@ static void ggml_out_prod_row_avx2(const char * GGML_RESTRICT s0, size_t nb01, i
         const int64_t n1 = MIN(n0 + GGML_OUT_PROD_GROUP, r1);
         const int64_t np = MIN(n1 + GGML_OUT_PROD_GROUP, r1) - n1; // rows of the next group
         for (int64_t b = 0; b < nblk; ++b) {
-            if ((b & 1) == 0) {
+            if (bsize >= 64 || (b & 1) == 0) { // about one prefetch per cache line
                 for (int64_t r = 0; r < np; ++r) {
                     _mm_prefetch(s0 + (n1 + r)*nb01 + b*bsize, _MM_HINT_T0);
                 }
