@@ -109,6 +109,38 @@ fn runs_every_cell_once_resumes_and_reports() {
     assert!(after.lines().last().unwrap().contains("random-loading"));
 }
 
+/// A profile slice of a quantized base, neuron-major: the runner quantizes the F16
+/// file, slices the quantization with the F16 profile, and the eval row records
+/// the base and layout exactly as the cell's key does (so a re-run finds it done).
+#[test]
+fn slices_a_quantized_base_neuron_major_and_resumes() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let data = common::write_tiny_qa(d);
+    let model = common::tiny_model(SynthArch::Llama);
+    std::fs::create_dir_all(d.join("experiments")).unwrap();
+    let text = yaml(&model, &data)
+        .replace("  - method: reference\n  - method: selectinfer\n", "  - {method: selectinfer, base: q8_0, down_layout: neurons}\n")
+        .replace("  - {method: random-loading, load: [0.5, 0.7]}\n", "")
+        .replace("perplexity: {chunks: 1, ctx: 16}\n", "");
+    std::fs::write(d.join("experiments/exp.yaml"), text).unwrap();
+    let first = experiment(d, &["experiments/exp.yaml"]);
+    let (_, err) = common::text(&first);
+    assert!(first.status.success(), "{err}");
+    for f in ["tiny.q8_0.gguf", "tiny.q8_0.qa-load0.7.neurons.gguf"] {
+        assert!(d.join("models").join(f).exists(), "models/{f}");
+    }
+    let res = d.join("results/exp");
+    let rows: Vec<selectinfer::eval::harness::EvalRow> = csv::Reader::from_path(res.join("results.csv")).unwrap().deserialize().map(Result::unwrap).collect();
+    assert_eq!(rows.len(), 1);
+    assert_eq!((rows[0].method.as_str(), rows[0].variant.as_str(), rows[0].compute), ("selectinfer", "base=q8_0,down=neurons", Some(0.4)));
+    let again = experiment(d, &["experiments/exp.yaml"]);
+    let (_, err) = common::text(&again);
+    assert!(again.status.success() && err.contains("1 done, 0 to run"), "{err}");
+    let readme = std::fs::read_to_string(res.join("README.md")).unwrap();
+    assert!(readme.contains("| selectinfer (base=q8_0,down=neurons) "), "{readme}");
+}
+
 #[test]
 fn bad_yaml_names_field_and_line() {
     let dir = tempfile::tempdir().unwrap();

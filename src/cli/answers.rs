@@ -90,7 +90,7 @@ pub fn run(a: &PerplexityArgs) -> anyhow::Result<()> {
             timestamp: crate::output::utc_timestamp(),
             git_commit: crate::output::git_commit(),
             model: name(&a.model),
-            variant: variant_label(meta.as_ref(), a.compute.compute.map(|_| a.compute.vote)),
+            variant: variant_label(meta.as_ref(), model.gguf(), a.compute.compute.map(|_| a.compute.vote)),
             task: task.name().into(),
             data: name(&data),
             examples: nlls.len(),

@@ -221,7 +221,7 @@ pub fn run_eval(req: &EvalRequest) -> anyhow::Result<EvalOutcome> {
         synthetic,
         threads: req.threads,
         chat: req.chat,
-        variant: variant_label(meta.as_ref(), req.compute.as_ref().map(|_| req.vote)),
+        variant: variant_label(meta.as_ref(), model.gguf(), req.compute.as_ref().map(|_| req.vote)),
     };
     if req.speed_only.is_none() {
         for (m, iv) in task_intervals(req.task, &preds, &refs)? {
@@ -249,8 +249,17 @@ mod tests {
 
 /// The selection variant a row measured, beyond the paper's (empty for the
 /// paper's): the slice's importance, budget and compensation, and `vote=signed`.
-pub fn variant_label(meta: Option<&crate::select::SliceMeta>, vote: Option<crate::compute::Vote>) -> String {
+pub fn variant_label(meta: Option<&crate::select::SliceMeta>, g: &crate::gguf::GgufFile, vote: Option<crate::compute::Vote>) -> String {
     let mut parts: Vec<String> = meta.map(|m| m.variant.label()).filter(|l| !l.is_empty()).into_iter().collect();
+    if let Some(m) = meta {
+        // A slice of a quantized file, and a neuron-major ffn_down.
+        if let Some(q) = crate::select::rewrite::quantized_base(g) {
+            parts.push(format!("base={q}"));
+        }
+        if m.down_layout == crate::select::DownLayout::Neurons {
+            parts.push("down=neurons".into());
+        }
+    }
     if vote == Some(crate::compute::Vote::Signed) {
         parts.push("vote=signed".into());
     }

@@ -199,7 +199,16 @@ impl RowKey {
 /// What a cell's row records as its variant ([`crate::eval::harness::variant_label`]).
 fn cell_variant(cell: &Cell) -> String {
     let mut parts: Vec<String> = match &cell.prep {
-        Prep::ProfileSlice { variant, .. } => Some(variant.label()).filter(|l| !l.is_empty()).into_iter().collect(),
+        Prep::ProfileSlice { variant, base, down, .. } => {
+            let mut v: Vec<String> = Some(variant.label()).filter(|l| !l.is_empty()).into_iter().collect();
+            if *base != super::config::SliceBase::F16 {
+                v.push(format!("base={}", base.name()));
+            }
+            if *down != crate::select::rewrite::DownLayout::Columns {
+                v.push(format!("down={}", down.name()));
+            }
+            v
+        }
         _ => Vec::new(),
     };
     if cell.compute.is_some() && cell.vote == crate::compute::Vote::Signed {
@@ -229,6 +238,9 @@ methods:
   - method: reference
   - method: selectinfer
     compute: [0.3, 0.4]
+  - method: selectinfer
+    base: q4_k_m
+    down_layout: neurons
   - method: coreinfer
     layers: 2..5
   - method: coreinfer-loading
@@ -279,7 +291,7 @@ methods:
             (r.model, r.method, r.task, r.data) = (k.model, k.method, k.task, k.data);
             (r.examples, r.shots, r.template_version, r.load, r.static_share) = (k.examples, k.shots, k.template_version, k.load.0, k.static_share.0);
             (r.compute, r.token_share) = (k.compute.map(|s| s.0), k.token_share.map(|s| s.0));
-            (r.mem_cap_bytes, r.speed_only_tokens, r.chat) = (k.mem_cap_bytes, k.speed_only_tokens, k.chat);
+            (r.mem_cap_bytes, r.speed_only_tokens, r.chat, r.variant) = (k.mem_cap_bytes, k.speed_only_tokens, k.chat, k.variant);
             r
         };
         for (i, a) in calls.iter().enumerate() {

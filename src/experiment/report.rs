@@ -32,6 +32,16 @@ fn model_cell(e: &Experiment, r: &EvalRow) -> String {
     }
 }
 
+/// The method column: the method, and its variant where the row has one (e.g.
+/// `selectinfer (base=q4_k_m,down=neurons)`).
+fn method_cell(r: &EvalRow) -> String {
+    if r.variant.is_empty() {
+        r.method.clone()
+    } else {
+        format!("{} ({})", r.method, r.variant)
+    }
+}
+
 /// Row indices in display order: model, method, load, compute.
 pub fn sorted(e: &Experiment, rows: &[EvalRow]) -> Vec<usize> {
     let mut v: Vec<usize> = (0..rows.len()).collect();
@@ -115,7 +125,7 @@ pub fn task_table(e: &Experiment, rows: &[EvalRow], order: &[usize], task: &str,
     let mut t = Table::new(header);
     for i in picked {
         let r = &rows[i];
-        let mut cells = vec![model_cell(e, r), r.method.clone()];
+        let mut cells = vec![model_cell(e, r), method_cell(r)];
         cells.extend(setting(r));
         cells.extend(metrics.iter().map(|&m| with_interval(r.score(m), r.interval(m))));
         let diffs = ctx.paired.get(&i);
@@ -160,7 +170,7 @@ pub fn speed_table(e: &Experiment, rows: &[&EvalRow]) -> Option<String> {
         let s = setting(r);
         t.row([
             model_cell(e, r),
-            r.method.clone(),
+            method_cell(r),
             r.task.clone(),
             s[0].clone(),
             s[2].clone(),

@@ -163,9 +163,16 @@ pub fn prepare_file(r: &Runner, m: &ModelSpec, pm: &PreparedModel, prep: &Prep) 
                 }
             }
         }
-        Prep::ProfileSlice { task, load, static_share, layers, variant } => {
-            if !slice_is_current(&path, pm, prep, Some(&m.profile))? {
-                let mut args = vec!["slice".into(), "-m".into(), f16, "--profile".into(), m.profile.display().to_string(), "--task".into(), task.name().into()];
+        Prep::ProfileSlice { task, load, static_share, layers, variant, base, down } => {
+            // A quantized base is llama.cpp's quantization of the F16 reference (made
+            // first); the profile, made on the F16 file, applies to it.
+            let source = match base.quant() {
+                None => pm.f16.clone(),
+                Some(q) => prepare_file(r, m, pm, &Prep::Quant(q))?,
+            };
+            if !slice_is_current(&path, pm, &source, prep, Some(&m.profile))? {
+                let mut args = vec!["slice".into(), "-m".into(), source.display().to_string(), "--profile".into(), m.profile.display().to_string(), "--task".into(), task.name().into()];
+                args.extend(["--down-layout".into(), down.name().into()]);
                 args.extend(["--importance".into(), variant.importance.name().into(), "--compensate".into(), format!("{:?}", variant.compensation).to_lowercase()]);
                 args.extend(["--budget".into(), format!("{:?}", variant.budget).to_lowercase(), "--budget-floor".into(), variant.budget_floor.to_string()]);
                 args.extend(slice_args(*load, *static_share, layers, &path));
@@ -173,7 +180,7 @@ pub fn prepare_file(r: &Runner, m: &ModelSpec, pm: &PreparedModel, prep: &Prep) 
             }
         }
         Prep::RandomSlice { load, static_share, layers, seed } => {
-            if !slice_is_current(&path, pm, prep, None)? {
+            if !slice_is_current(&path, pm, &pm.f16, prep, None)? {
                 let mut args = vec!["slice".into(), "-m".into(), f16, "--random".into(), "--random-seed".into(), seed.to_string()];
                 args.extend(slice_args(*load, *static_share, layers, &path));
                 r.step(&format!("{} random slice", m.name), &args)?;
@@ -192,10 +199,10 @@ fn slice_args(load: f64, static_share: f64, layers: &Option<std::ops::Range<usiz
     a
 }
 
-/// Whether an existing slice was cut from this F16 file (and profile) with these
-/// settings, read from the slice's own metadata.
-fn slice_is_current(path: &Path, pm: &PreparedModel, prep: &Prep, profile: Option<&Path>) -> anyhow::Result<bool> {
-    if !path.exists() {
+/// Whether an existing slice was cut from `source` (the F16 file or its quantization;
+/// and profile) with these settings, read from the slice's own metadata.
+fn slice_is_current(path: &Path, pm: &PreparedModel, source: &Path, prep: &Prep, profile: Option<&Path>) -> anyhow::Result<bool> {
+    if !path.exists() || !source.exists() {
         return Ok(false);
     }
     let g = GgufFile::read(path)?;
@@ -209,7 +216,12 @@ fn slice_is_current(path: &Path, pm: &PreparedModel, prep: &Prep, profile: Optio
     let range = layers.clone().unwrap_or_else(|| crate::select::default_layer_range(info.n_layer));
     // A sensitivity budget chooses its own range (the layers that keep fewer than all).
     let range_ok = (meta.layer_start == range.start && meta.layer_end == range.end) || meta.variant.budget == crate::select::variant::Budget::Sensitivity;
-    let source_ok = meta.source_sha256 == pm.f16_sha256 && close(meta.load, load) && close(meta.static_share, static_share) && range_ok;
+    let source_sha256 = if source == pm.f16 { pm.f16_sha256.clone() } else { sha(source)? };
+    let layout_ok = match prep {
+        Prep::ProfileSlice { down, .. } => crate::select::rewrite::DownLayout::of(&g) == *down,
+        _ => true,
+    };
+    let source_ok = layout_ok && meta.source_sha256 == source_sha256 && close(meta.load, load) && close(meta.static_share, static_share) && range_ok;
     let selection_ok = match prep {
         Prep::ProfileSlice { task, variant, .. } => {
             let dir = variant.importance.ranking_dir(profile.expect("profile slices come with a profile"));

@@ -37,7 +37,7 @@ use crate::tasks::Task;
 pub const META_PREFIX: &str = "selectinfer.";
 
 /// How a slice stores `ffn_down`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum DownLayout {
     /// `[n_ff, n_embd]`, one column per neuron, as llama.cpp writes it: the file also
@@ -66,6 +66,18 @@ impl DownLayout {
             DownLayout::Columns => "columns",
             DownLayout::Neurons => "neurons",
         }
+    }
+}
+
+/// The quantization a file was made with by `convert` (`general.file_type`), as
+/// `convert --to` names it; None for F16/F32 files and types `convert` does not write.
+pub fn quantized_base(g: &GgufFile) -> Option<&'static str> {
+    // llama_ftype values (llama.h): MOSTLY_Q4_0 = 2, MOSTLY_Q8_0 = 7, MOSTLY_Q4_K_M = 15.
+    match g.get_u64("general.file_type")? {
+        2 => Some("q4_0"),
+        7 => Some("q8_0"),
+        15 => Some("q4_k_m"),
+        _ => None,
     }
 }
 

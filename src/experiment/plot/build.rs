@@ -251,30 +251,40 @@ pub(super) fn capped_speed(points: &[PlotPoint]) -> Option<Chart> {
     let mut sorted = groups.clone();
     sorted.sort_by_key(|&(m, cap)| (model_pos(m), cap));
     let rows: Vec<&EvalRow> = capped.iter().map(|p| p.row).collect();
-    // One bar per method and load: a cap is where gamma decides whether a model fits.
-    let mut settings: Vec<(String, u64)> = Vec::new();
+    // One bar per method, load and variant (e.g. a quantized base): a cap is where
+    // gamma decides whether a model fits.
+    let mut settings: Vec<(String, u64, String)> = Vec::new();
     for method in methods_of(&rows) {
-        let mut loads: Vec<u64> = rows.iter().filter(|r| r.method == method).map(|r| (r.load * 1000.0).round() as u64).collect();
-        loads.sort();
-        loads.dedup();
-        settings.extend(loads.into_iter().map(|l| (method.clone(), l)));
+        let mut keys: Vec<(u64, String)> = rows.iter().filter(|r| r.method == method).map(|r| ((r.load * 1000.0).round() as u64, r.variant.clone())).collect();
+        keys.sort();
+        keys.dedup();
+        settings.extend(keys.into_iter().map(|(l, v)| (method.clone(), l, v)));
     }
     let series: Vec<BarSeries> = settings
         .iter()
-        .map(|(method, load)| {
+        .map(|(method, load, variant)| {
             let values: Vec<Option<f64>> = sorted
                 .iter()
                 .map(|&(model, cap)| {
                     let cell: Vec<&EvalRow> = capped
                         .iter()
-                        .filter(|p| p.model == model && p.row.mem_cap_bytes == Some(cap) && &p.row.method == method && (p.row.load * 1000.0).round() as u64 == *load)
+                        .filter(|p| {
+                            p.model == model
+                                && p.row.mem_cap_bytes == Some(cap)
+                                && &p.row.method == method
+                                && (p.row.load * 1000.0).round() as u64 == *load
+                                && &p.row.variant == variant
+                        })
                         .map(|p| p.row)
                         .collect();
                     pick(&cell, &[]).map(|r| r.decode_tps).filter(|v| v.is_finite())
                 })
                 .collect();
-            let label = if *load < 1000 { format!("{method} γ={}", compact(*load as f64 / 1000.0)) } else { method.clone() };
-            let shade = settings.iter().take_while(|(m, l)| !(m == method && l == load)).filter(|(m, _)| m == method).count() as u8;
+            let mut label = if *load < 1000 { format!("{method} γ={}", compact(*load as f64 / 1000.0)) } else { method.clone() };
+            if !variant.is_empty() {
+                label.push_str(&format!(" ({variant})"));
+            }
+            let shade = settings.iter().take_while(|(m, l, v)| !(m == method && l == load && v == variant)).filter(|(m, _, _)| m == method).count() as u8;
             let intervals = vec![None; values.len()];
             BarSeries { method: method.clone(), label, shade, values, intervals }
         })

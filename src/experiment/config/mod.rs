@@ -14,109 +14,8 @@ use serde::Deserialize;
 use crate::eval::harness::Method;
 use crate::tasks::Task;
 
-/// A share of a layer's N neurons, in (0, 1].
-#[derive(Debug, Clone, Copy, PartialEq, PartialOrd, Deserialize)]
-#[serde(try_from = "f64")]
-pub struct Share(pub f64);
-
-impl TryFrom<f64> for Share {
-    type Error = String;
-    fn try_from(v: f64) -> Result<Self, String> {
-        if v > 0.0 && v <= 1.0 {
-            Ok(Share(v))
-        } else {
-            Err(format!("a share must be in (0, 1], not {v}"))
-        }
-    }
-}
-
-/// A byte size written with a unit (`192MiB`, `6GiB`, `500MB`) or as a number.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Size(pub u64);
-
-impl<'de> Deserialize<'de> for Size {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl serde::de::Visitor<'_> for V {
-            type Value = Size;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("a size such as 192MiB, 6GiB or a number of bytes")
-            }
-            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Size, E> {
-                Ok(Size(v))
-            }
-            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Size, E> {
-                crate::cli::opts::parse_mem_size(v).map(Size).map_err(E::custom)
-            }
-        }
-        d.deserialize_any(V)
-    }
-}
-
-/// A layer range `START..END` (sparsified layers).
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(try_from = "String")]
-pub struct Layers(pub Range<usize>);
-
-impl TryFrom<String> for Layers {
-    type Error = String;
-    fn try_from(s: String) -> Result<Self, String> {
-        crate::select::rewrite::parse_layer_range(&s).map(Layers).map_err(|e| e.to_string())
-    }
-}
-
-/// One value or a list of values (a grid axis).
-#[derive(Debug, Clone)]
-pub enum Grid<T> {
-    /// A single value.
-    One(T),
-    /// Every value, one cell each.
-    Many(Vec<T>),
-}
-
-// By hand rather than `#[serde(untagged)]`, which would replace the element's own
-// error ("a share must be in (0, 1]") with "did not match any variant".
-impl<'de, T: Deserialize<'de>> Deserialize<'de> for Grid<T> {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        use serde::de::IntoDeserializer;
-        struct V<T>(std::marker::PhantomData<T>);
-        impl<'de, T: Deserialize<'de>> serde::de::Visitor<'de> for V<T> {
-            type Value = Grid<T>;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("a value or a list of values")
-            }
-            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Grid<T>, A::Error> {
-                let mut v = Vec::new();
-                while let Some(x) = seq.next_element()? {
-                    v.push(x);
-                }
-                Ok(Grid::Many(v))
-            }
-            fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Grid<T>, E> {
-                T::deserialize(v.into_deserializer()).map(Grid::One)
-            }
-            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Grid<T>, E> {
-                T::deserialize(v.into_deserializer()).map(Grid::One)
-            }
-            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Grid<T>, E> {
-                T::deserialize(v.into_deserializer()).map(Grid::One)
-            }
-            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Grid<T>, E> {
-                T::deserialize(v.into_deserializer()).map(Grid::One)
-            }
-        }
-        d.deserialize_any(V(std::marker::PhantomData))
-    }
-}
-
-impl<T: Clone> Grid<T> {
-    fn values(&self) -> Vec<T> {
-        match self {
-            Grid::One(v) => vec![v.clone()],
-            Grid::Many(v) => v.clone(),
-        }
-    }
-}
+mod values;
+pub use values::{Grid, Layers, Share, Size, SliceBase};
 
 /// Where a model comes from.
 #[derive(Debug, Clone, Deserialize)]
@@ -234,6 +133,10 @@ struct RawMethodSpec {
     compensate: Option<crate::select::variant::Compensation>,
     /// What prompt tokens vote by (`--vote`), for computing methods.
     vote: Option<crate::compute::Vote>,
+    /// The file profile slices are cut from (`f16`, `q8_0`, `q4_k_m`; default f16).
+    base: Option<SliceBase>,
+    /// How profile slices store `ffn_down` (`slice --down-layout`; default columns).
+    down_layout: Option<crate::select::rewrite::DownLayout>,
 }
 
 impl RawMethodSpec {
@@ -268,6 +171,9 @@ impl TryFrom<RawMethodSpec> for MethodSpec {
         let variant_keys = r.importance.is_some() || r.budget.is_some() || r.budget_floor.is_some() || r.compensate.is_some();
         if variant_keys && !matches!(r.method, Method::DenseLoaded | Method::Selectinfer) {
             return refuse("importance, budget, budget_floor or compensate (only profile slices: dense-loaded, selectinfer)");
+        }
+        if (r.base.is_some() || r.down_layout.is_some()) && !matches!(r.method, Method::DenseLoaded | Method::Selectinfer) {
+            return refuse("base or down_layout (only profile slices: dense-loaded, selectinfer)");
         }
         if r.vote.is_some() && !r.method.computes() {
             return refuse("vote");
@@ -321,7 +227,17 @@ pub enum Prep {
     /// llama.cpp's quantizer on the F16 reference.
     Quant(&'static str),
     /// A profile-guided slice of the F16 reference.
-    ProfileSlice { task: Task, load: f64, static_share: f64, layers: Option<Range<usize>>, variant: crate::select::variant::SliceVariant },
+    ProfileSlice {
+        task: Task,
+        load: f64,
+        static_share: f64,
+        layers: Option<Range<usize>>,
+        variant: crate::select::variant::SliceVariant,
+        /// The file it is cut from.
+        base: SliceBase,
+        /// How it stores `ffn_down`.
+        down: crate::select::rewrite::DownLayout,
+    },
     /// A random slice of the F16 reference.
     RandomSlice { load: f64, static_share: f64, layers: Option<Range<usize>>, seed: u64 },
 }
@@ -449,7 +365,15 @@ impl Experiment {
             Method::Q4_0 => Prep::Quant("q4_0"),
             Method::Q4KM => Prep::Quant("q4_k_m"),
             Method::Q8_0 => Prep::Quant("q8_0"),
-            Method::DenseLoaded | Method::Selectinfer => Prep::ProfileSlice { task: ts.task, load, static_share, layers: layers.clone(), variant: r.variant() },
+            Method::DenseLoaded | Method::Selectinfer => Prep::ProfileSlice {
+                task: ts.task,
+                load,
+                static_share,
+                layers: layers.clone(),
+                variant: r.variant(),
+                base: r.base.unwrap_or_default(),
+                down: r.down_layout.unwrap_or_default(),
+            },
             Method::RandomLoading | Method::CoreinferLoading => Prep::RandomSlice { load, static_share: slice_static, layers: layers.clone(), seed: r.seed.unwrap_or(0) },
         };
         Cell {
@@ -503,8 +427,9 @@ impl Prep {
         let file = match self {
             Prep::F16 => format!("{name}.F16.gguf"),
             Prep::Quant(q) => format!("{name}.{q}.gguf"),
-            Prep::ProfileSlice { task, load, static_share, layers: l, variant } => {
-                format!("{name}.F16.{task}-load{}{}{}{}.gguf", share_text(*load), stat(*static_share), layers(l), variant_suffix(variant))
+            Prep::ProfileSlice { task, load, static_share, layers: l, variant, base, down } => {
+                let neurons = if *down == crate::select::rewrite::DownLayout::Neurons { ".neurons" } else { "" };
+                format!("{name}.{}.{task}-load{}{}{}{}{neurons}.gguf", base.name(), share_text(*load), stat(*static_share), layers(l), variant_suffix(variant))
             }
             Prep::RandomSlice { load, static_share, layers: l, seed } => format!(
                 "{name}.random-load{}{}{}{}.gguf",
@@ -582,7 +507,8 @@ methods:
         assert_eq!(cells.len(), 2 + 8 + 1);
         let c = &cells[2];
         assert_eq!((c.method, c.task, c.compute), (Method::Selectinfer, Task::Qa, Some((0.3, 0.2))));
-        assert_eq!(c.prep, Prep::ProfileSlice { task: Task::Qa, load: 0.55, static_share: 0.3, layers: None, variant: Default::default() });
+        let (base, down) = (SliceBase::F16, crate::select::rewrite::DownLayout::Columns);
+        assert_eq!(c.prep, Prep::ProfileSlice { task: Task::Qa, load: 0.55, static_share: 0.3, layers: None, variant: Default::default(), base, down });
         assert_eq!(c.prep.path("tiny"), Path::new("models/tiny.F16.qa-load0.55.gguf"));
         let last = cells.last().unwrap();
         assert_eq!((last.mem_cap, last.speed_only, last.task), (Some(192 << 20), Some(16), Task::Translate));
@@ -612,5 +538,18 @@ methods:
         assert!(e.contains("methods[2].mem_cap"), "{e}");
         let e = err(&GOOD.replace("tasks: [translate]", "tasks: [summarize]"));
         assert!(e.contains("methods[2].tasks") && e.contains("summarize"), "{e}");
+    }
+
+    #[test]
+    fn profile_slices_of_quantized_bases_name_their_base_and_layout() {
+        let e = Experiment::parse(&GOOD.replace("    compute: [0.3, 0.4]\n", "    compute: [0.3, 0.4]\n    base: q4_k_m\n    down_layout: neurons\n")).unwrap();
+        let c = &e.cells()[2];
+        let Prep::ProfileSlice { base, down, .. } = &c.prep else { panic!("{:?}", c.prep) };
+        assert_eq!((*base, *down), (SliceBase::Q4KM, crate::select::rewrite::DownLayout::Neurons));
+        assert_eq!(c.prep.path("tiny"), Path::new("models/tiny.q4_k_m.qa-load0.55.neurons.gguf"));
+        let e = err(&GOOD.replace("  - method: reference", "  - method: reference\n    base: q8_0"));
+        assert!(e.contains("takes no base or down_layout"), "{e}");
+        let e = err(&GOOD.replace("    compute: [0.3, 0.4]\n", "    compute: [0.3, 0.4]\n    base: iq2_xs\n"));
+        assert!(e.contains("iq2_xs"), "{e}");
     }
 }
