@@ -67,14 +67,20 @@ tmp="$bundle.tmp"
 rm -rf "$tmp" && mkdir -p "$tmp"
 cp "$rel/selectinfer" "$tmp/"
 cp "$ctest" "$tmp/compute-test"
-libs=$(LD_LIBRARY_PATH="$rel:$LD_LIBRARY_PATH" ldd "$rel/selectinfer" "$ctest" | awk '$3 ~ "^'"$rel"'/" {print $3}' | sort -u)
-[ -n "$libs" ] || die "ldd finds no llama.cpp library of $rel/selectinfer in $rel"
-for l in $libs; do cp "$l" "$tmp/"; done
+# llama.cpp's shared libraries, under their sonames (libllama.so.0, ...), are in the
+# build script's output directory (cargo copies only unversioned names to release/).
+libdir=$(ls -td "$rel"/build/llama-cpp-sys-2-*/out/lib 2>/dev/null | head -n1)
+[ -n "$libdir" ] || die "no llama-cpp-sys-2 output directory with lib/ under $rel/build"
+libs=$(LD_LIBRARY_PATH="$libdir:$LD_LIBRARY_PATH" ldd "$rel/selectinfer" "$ctest" | awk '$3 ~ "^'"$libdir"'/" {print $1}' | sort -u)
+[ -n "$libs" ] || die "ldd finds no llama.cpp library of $rel/selectinfer in $libdir"
+for l in $libs; do cp -L "$libdir/$l" "$tmp/$l"; done
 # The CUDA backend is loaded by libggml.so, not by the binary itself.
-cp "$rel"/libggml-cuda.so* "$tmp/" 2>/dev/null || die "no libggml-cuda.so in $rel"
+cuda=$(cd "$libdir" && ls libggml-cuda.so.* 2>/dev/null | awk -F. 'NF == 3' | head -n1)
+[ -n "$cuda" ] || die "no libggml-cuda.so.N in $libdir"
+cp -L "$libdir/$cuda" "$tmp/$cuda"
 # OpenMP's runtime (ggml-cpu), small and not on every machine; the CUDA libraries come
 # from the GPU machine's own CUDA install (libcublasLt alone is ~500 MB).
-gomp=$(LD_LIBRARY_PATH="$rel:$LD_LIBRARY_PATH" ldd "$rel/selectinfer" | awk '$1 == "libgomp.so.1" {print $3}')
+gomp=$(LD_LIBRARY_PATH="$libdir:$LD_LIBRARY_PATH" ldd "$rel/selectinfer" | awk '$1 == "libgomp.so.1" {print $3}')
 [ -z "$gomp" ] || cp -L "$gomp" "$tmp/libgomp.so.1"
 strip --strip-unneeded "$tmp"/* 2>/dev/null || true
 rm -rf "$bundle" && mv "$tmp" "$bundle"
