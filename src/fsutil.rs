@@ -109,9 +109,7 @@ pub fn check_output_target(target: &Path) -> io::Result<()> {
         Err(_) => return Err(refuse(format!("output {}: the folder {} does not exist", target.display(), dir.display()))),
     }
     let c = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes()).map_err(|_| refuse(format!("bad path {}", dir.display())))?;
-    // SAFETY: access only reads the NUL-terminated path.
-    if unsafe { libc::access(c.as_ptr(), libc::W_OK) } != 0 {
-        let e = io::Error::last_os_error();
+    if let Err(e) = crate::engine::os::can_write(&c) {
         return Err(io::Error::new(e.kind(), format!("output {}: cannot write in {}: {e}", target.display(), dir.display())));
     }
     Ok(())
@@ -248,54 +246,25 @@ pub fn run_cleanups() {
 /// cells) also gets SIGTERM when its parent dies, so an interrupted experiment
 /// stops its running cell, which cleans up after itself.
 pub fn install_interrupt_cleanup() {
-    // SAFETY: libc calls on a local, initialized signal set.
-    let set = unsafe {
-        let mut set: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut set);
-        for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
-            libc::sigaddset(&mut set, sig);
-        }
-        if libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()) != 0 {
-            return;
-        }
-        if parent_is_selectinfer() {
-            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
-        }
-        SigSet(set)
-    };
+    use crate::engine::os;
+    let Some(signals) = os::TerminationSignals::block() else { return };
+    if parent_is_selectinfer() {
+        os::terminate_with_parent();
+    }
     let spawned = std::thread::Builder::new().name("signals".into()).spawn(move || {
-        let set = set;
-        let mut sig: libc::c_int = 0;
-        // SAFETY: sigwait on the set blocked above; _exit skips destructors of
-        // other threads' state (llama.cpp may be mid-computation).
-        unsafe {
-            if libc::sigwait(&set.0, &mut sig) == 0 {
-                run_cleanups();
-                libc::_exit(128 + sig);
-            }
+        if let Some(sig) = signals.wait() {
+            run_cleanups();
+            os::exit_now(128 + sig);
         }
     });
     if spawned.is_err() {
         // No handler thread: restore the default behavior rather than ignore Ctrl-C.
-        // SAFETY: unblocking the set blocked above.
-        unsafe {
-            let mut set: libc::sigset_t = std::mem::zeroed();
-            libc::sigemptyset(&mut set);
-            libc::sigaddset(&mut set, libc::SIGINT);
-            libc::sigaddset(&mut set, libc::SIGTERM);
-            libc::sigaddset(&mut set, libc::SIGHUP);
-            libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
-        }
+        os::TerminationSignals::unblock_all();
     }
 }
 
-struct SigSet(libc::sigset_t);
-// SAFETY: a sigset_t is plain data.
-unsafe impl Send for SigSet {}
-
 fn parent_is_selectinfer() -> bool {
-    // SAFETY: getppid cannot fail.
-    let ppid = unsafe { libc::getppid() };
+    let ppid = crate::engine::os::parent_pid();
     match (fs::read_link(format!("/proc/{ppid}/exe")), fs::read_link("/proc/self/exe")) {
         (Ok(a), Ok(b)) => a == b,
         _ => false,

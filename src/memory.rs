@@ -52,11 +52,7 @@ pub fn reset_peak_rss() -> std::io::Result<()> {
 /// Returns freed heap memory to the operating system (glibc's `malloc_trim`),
 /// so that resident memory reflects what is in use.
 pub fn trim_heap() {
-    // SAFETY: malloc_trim only releases free memory of the allocator's arenas.
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    unsafe {
-        libc::malloc_trim(0);
-    }
+    crate::engine::os::trim_heap();
 }
 
 #[cfg(test)]

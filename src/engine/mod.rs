@@ -11,6 +11,7 @@ mod compact;
 mod gather;
 mod inplace;
 mod model;
+pub mod os;
 mod pages;
 mod quantize;
 mod session;
