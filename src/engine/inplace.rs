@@ -127,6 +127,7 @@ impl FfnOrder {
         }
         // SAFETY: checked and writable (above).
         unsafe { apply_swaps(&t, &swaps) };
+        drop_copied_file_pages(&t, path);
         let n = swaps.len();
         self.swaps[l] = swaps;
         Ok(n)
@@ -280,7 +281,10 @@ fn make_writable(t: &HostTensor, path: &Path) -> Result<(), NotInPlace> {
             start as *mut libc::c_void,
             end - start,
             libc::PROT_READ | libc::PROT_WRITE,
-            libc::MAP_PRIVATE | libc::MAP_FIXED,
+            // MAP_POPULATE maps every page at once (from the page cache, where
+            // llama.cpp's load left them), so that drop_copied_file_pages finds the
+            // pages no swap wrote still mapped, and leaves them cached.
+            libc::MAP_PRIVATE | libc::MAP_FIXED | libc::MAP_POPULATE,
             file.as_raw_fd(),
             (t.file_offset - lead) as libc::off_t,
         )
@@ -289,6 +293,28 @@ fn make_writable(t: &HostTensor, path: &Path) -> Result<(), NotInPlace> {
         return Err(NotInPlace(format!("remapping weights copy-on-write: {}", std::io::Error::last_os_error())));
     }
     Ok(())
+}
+
+/// A page a swap wrote is anonymous now, and its file page, which nothing maps any
+/// more, stays in the page cache until the kernel reclaims it: under a memory cgroup
+/// it is charged beside its copy, and reclaim may take mapped weight pages first
+/// (which then fault back in during decode). Drops those file pages of the layer's
+/// tensors now: `POSIX_FADV_DONTNEED` leaves pages that are still mapped alone (the
+/// copy-on-write remap populates every page, so only copied ones are unmapped).
+fn drop_copied_file_pages(t: &LayerTensors, path: &Path) {
+    let mapped: Vec<&HostTensor> = [&t.gate, &t.up, &t.down].into_iter().filter(|w| w.mapped).collect();
+    if mapped.is_empty() {
+        return;
+    }
+    let Ok(file) = std::fs::File::open(path) else { return };
+    use std::os::fd::AsRawFd;
+    for w in mapped {
+        // SAFETY: posix_fadvise only reads its arguments; an advice on a valid file
+        // descriptor changes no memory of this process.
+        unsafe {
+            libc::posix_fadvise(file.as_raw_fd(), w.file_offset as libc::off_t, w.len as libc::off_t, libc::POSIX_FADV_DONTNEED);
+        }
+    }
 }
 
 /// The system's page size.
