@@ -107,6 +107,7 @@ fn fixture() -> &'static Fixture {
         selectinfer::profile::ranking::merge_dir(&prof).unwrap();
         std::fs::write(root.join("results.csv"), "model,method\nold,row\n").unwrap();
         std::fs::write(root.join("notes.txt"), "not a model\n").unwrap();
+        selectinfer::engine::quantize(&tiny, &root.join("tiny-bf16.gguf"), selectinfer::engine::TargetType::Bf16, 2).unwrap();
 
         // Broken slices (the cases).
         let s = |name: &str, edit: &dyn Fn(&mut Vec<(String, Value)>)| edit_meta(&sliced, &root.join(name), edit);
@@ -375,6 +376,7 @@ fn options_that_would_abort_or_mislead_are_refused() {
         ("slice static over load", args(&["slice", "-m", &tiny, "--random", "--load", "0.5", "--static", "0.9", "-o", &f.p("o.gguf")]), "--static (delta) must be in [0, --load = 0.5]"),
         ("slice layers past", args(&["slice", "-m", &tiny, "--random", "--layers", "1..5", "-o", &f.p("o.gguf")]), "outside the model's 2 layers"),
         ("slice sliced", args(&["slice", "-m", &sliced, "--random", "-o", &f.p("o.gguf")]), "already sliced"),
+        ("slice bf16 neurons", args(&["slice", "-m", &f.p("tiny-bf16.gguf"), "--random", "--down-layout", "neurons", "-o", &f.p("o.gguf")]), "neuron-major ffn_down of BF16 is not supported"),
         ("perplexity chunks 0", args(&["perplexity", "-m", &tiny, "--chunks", "0"]), "--chunks"),
         ("perplexity ctx 0", args(&["perplexity", "-m", &tiny, "--ctx", "0"]), "context length"),
         ("perplexity missing data", args(&["perplexity", "-m", &tiny, "--data", &f.p("none.txt")]), "none.txt"),

@@ -10,7 +10,7 @@
 //!   no second quantization error). This costs memory on quantized sources; the
 //!   paper's setting (and ours) slices the F16 original.
 //! - with `--down-layout neurons` every layer's `ffn_down` is stored transposed,
-//!   `[n_embd, n_ff]` (one row per neuron, patch 0006): F32/F16/BF16 exactly, quantized
+//!   `[n_embd, n_ff]` (one row per neuron, patch 0006): F32/F16 exactly (BF16 refused), quantized
 //!   types requantized once, K-quants in llama.cpp's fallback type for rows that are
 //!   not whole K-quant blocks ([`neuron_major_type`]). Every neuron
 //!   is then a row of all three matrices, so selective computation reorders and
@@ -444,14 +444,22 @@ fn op_for_kept<'k>(rest: &str, keep: &'k LayerKeep) -> Op<'k> {
 }
 
 /// The type of a neuron-major `ffn_down` whose rows are `n_embd` long, from a source
-/// of type `ty`. F32/F16/BF16 and the 32-element block types keep their type. K-quants
+/// of type `ty`. F32/F16 and the 32-element block types keep their type. K-quants
 /// take llama.cpp's own fallback for rows that are not whole K-quant blocks
 /// (`llama-quant.cpp`: Q4_K -> Q5_0, Q6_K -> Q8_0), whatever `n_embd`: a neuron-major
 /// down projection runs patch 0005's fused one-token kernel, which has F16, Q8_0,
-/// Q4_0 and Q5_0 paths only, and K-quant rows through the generic path decoded 2.5x
-/// slower on the Llama-3.2-1B shape (docs/neuron-major.md). Q5_K -> Q5_0 (the same
-/// bits; llama.cpp's Q5_1 has no fused path), Q2_K and Q3_K -> Q4_0.
+/// Q4_0 and Q5_0 paths, and K-quant rows through the generic path decoded 2.5x
+/// slower on the Llama-3.2-1B shape (docs/neuron-major.md). A fused Q4_K kernel was
+/// measured too: 6% faster per weight than Q5_0 (compute-bound, like Q5_0), within
+/// the noise of a decode run, for one more rounding of the weights, so Q4_K rows are
+/// not kept. Q5_K -> Q5_0 (the same bits; llama.cpp's Q5_1 has no fused path), Q2_K
+/// and Q3_K -> Q4_0. BF16 is refused: llama.cpp's CPU backend has no `out_prod` for it.
 pub fn neuron_major_type(ty: GgmlType, n_embd: usize) -> anyhow::Result<GgmlType> {
+    ensure!(
+        ty != GgmlType::BF16,
+        "a neuron-major ffn_down of BF16 is not supported (llama.cpp's CPU backend has no out_prod for BF16): \
+         convert the model to F16 or F32 first, or slice with --down-layout columns"
+    );
     if !ty.is_quantized() {
         return Ok(ty);
     }

@@ -4833,16 +4833,35 @@ static void ggml_out_prod_row_avx2(const char * GGML_RESTRICT s0, size_t nb01, i
 }
 #endif
 
-// selectinfer: ggml_out_prod_row_fused for F16, Q8_0, Q4_0 and Q5_0; false for other types.
-static bool ggml_out_prod_row(ggml_type type, const char * s0, size_t nb01, int64_t r0, int64_t r1,
-        const char * s1, size_t nb11, int64_t nblk, float * part) {
+// selectinfer: any other type for one dst row: each of rows [r0, r1) dequantized
+// through its to_float into part + ne00, then added with ggml_vec_mad_f32.
+static void ggml_out_prod_row_generic(ggml_type type, const char * s0, size_t nb01, int64_t r0, int64_t r1,
+        const char * s1, size_t nb11, int64_t ne00, float * part) {
+    float * w = part + ne00;
+    memset(part, 0, ne00*sizeof(float));
+    for (int64_t n = r0; n < r1; ++n) {
+        ggml_out_prod_dequantize(type, s0 + n*nb01, w, ne00);
+        ggml_vec_mad_f32((int) ne00, part, w, *(const float *) (s1 + n*nb11));
+    }
+}
+
+// selectinfer: one dst row over src0 rows [r0, r1) of ne00 columns into part (which
+// holds at least 2*ne00 floats): the fused kernels for F16, Q8_0, Q4_0 and Q5_0, the
+// generic path for other types.
+static void ggml_out_prod_row(ggml_type type, const char * s0, size_t nb01, int64_t r0, int64_t r1,
+        const char * s1, size_t nb11, int64_t ne00, float * part) {
+    const int64_t nblk = ne00/32;
+    if (type == GGML_TYPE_F16 && ne00 % 32 != 0) {
+        ggml_out_prod_row_generic(type, s0, nb01, r0, r1, s1, nb11, ne00, part);
+        return;
+    }
 #if defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
     switch (type) {
-        case GGML_TYPE_F16:  ggml_out_prod_row_avx2<GGML_TYPE_F16> (s0, nb01, r0, r1, s1, nb11, nblk, part); return true;
-        case GGML_TYPE_Q8_0: ggml_out_prod_row_avx2<GGML_TYPE_Q8_0>(s0, nb01, r0, r1, s1, nb11, nblk, part); return true;
-        case GGML_TYPE_Q4_0: ggml_out_prod_row_avx2<GGML_TYPE_Q4_0>(s0, nb01, r0, r1, s1, nb11, nblk, part); return true;
-        case GGML_TYPE_Q5_0: ggml_out_prod_row_avx2<GGML_TYPE_Q5_0>(s0, nb01, r0, r1, s1, nb11, nblk, part); return true;
-        default: return false;
+        case GGML_TYPE_F16:  ggml_out_prod_row_avx2<GGML_TYPE_F16> (s0, nb01, r0, r1, s1, nb11, nblk, part); return;
+        case GGML_TYPE_Q8_0: ggml_out_prod_row_avx2<GGML_TYPE_Q8_0>(s0, nb01, r0, r1, s1, nb11, nblk, part); return;
+        case GGML_TYPE_Q4_0: ggml_out_prod_row_avx2<GGML_TYPE_Q4_0>(s0, nb01, r0, r1, s1, nb11, nblk, part); return;
+        case GGML_TYPE_Q5_0: ggml_out_prod_row_avx2<GGML_TYPE_Q5_0>(s0, nb01, r0, r1, s1, nb11, nblk, part); return;
+        default: ggml_out_prod_row_generic(type, s0, nb01, r0, r1, s1, nb11, ne00, part); return;
     }
 #else
     switch (type) {
@@ -4851,7 +4870,7 @@ static bool ggml_out_prod_row(ggml_type type, const char * s0, size_t nb01, int6
                 ggml_cpu_fp16_to_fp32((const ggml_fp16_t *) row + b*32, w, 32);
                 return 1.0f;
             }, s0, nb01, r0, r1, s1, nb11, nblk, part);
-            return true;
+            return;
         case GGML_TYPE_Q8_0:
             ggml_out_prod_row_fused([](const char * row, int64_t b, float * w) {
                 const block_q8_0 * x = (const block_q8_0 *) row + b;
@@ -4860,7 +4879,7 @@ static bool ggml_out_prod_row(ggml_type type, const char * s0, size_t nb01, int6
                 }
                 return GGML_CPU_FP16_TO_FP32(x->d);
             }, s0, nb01, r0, r1, s1, nb11, nblk, part);
-            return true;
+            return;
         case GGML_TYPE_Q4_0:
             ggml_out_prod_row_fused([](const char * row, int64_t b, float * w) {
                 const block_q4_0 * x = (const block_q4_0 *) row + b;
@@ -4870,7 +4889,7 @@ static bool ggml_out_prod_row(ggml_type type, const char * s0, size_t nb01, int6
                 }
                 return GGML_CPU_FP16_TO_FP32(x->d);
             }, s0, nb01, r0, r1, s1, nb11, nblk, part);
-            return true;
+            return;
         case GGML_TYPE_Q5_0:
             ggml_out_prod_row_fused([](const char * row, int64_t b, float * w) {
                 const block_q5_0 * x = (const block_q5_0 *) row + b;
@@ -4882,15 +4901,12 @@ static bool ggml_out_prod_row(ggml_type type, const char * s0, size_t nb01, int6
                 }
                 return GGML_CPU_FP16_TO_FP32(x->d);
             }, s0, nb01, r0, r1, s1, nb11, nblk, part);
-            return true;
+            return;
         default:
-            return false;
+            ggml_out_prod_row_generic(type, s0, nb01, r0, r1, s1, nb11, ne00, part);
+            return;
     }
 #endif
-}
-
-static bool ggml_out_prod_row_supported(ggml_type type) {
-    return type == GGML_TYPE_F16 || type == GGML_TYPE_Q8_0 || type == GGML_TYPE_Q4_0 || type == GGML_TYPE_Q5_0;
 }
 
 // selectinfer: out_prod with a quantized or F16 src0, the form of a neuron-major down
@@ -4933,7 +4949,7 @@ static void ggml_compute_forward_out_prod_q_f32(
     const int64_t unit = blck == 1 && ne00 % 32 == 0 ? 32 : blck;
     const int64_t nblk = ne00/unit;
 
-    if (ne1 == 1 && ne2 == 1 && ne3 == 1 && unit == 32 && ggml_out_prod_row_supported(type)) {
+    if (ne1 == 1 && ne2 == 1 && ne3 == 1) {
         // One dst row (a decoded token): each thread sums its own contiguous range of
         // src0 rows over all columns into its part of wdata, then each thread adds the
         // parts up over its share of the columns.
@@ -4941,11 +4957,11 @@ static void ggml_compute_forward_out_prod_q_f32(
         const size_t stride = GGML_OUT_PROD_ROWS*ne00 + CACHE_LINE_SIZE_F32;
         const int64_t rper = (ne01 + nth - 1)/nth;
         ggml_out_prod_row(type, (const char *) src0->data, nb01, MIN(rper*ith, ne01), MIN(rper*(ith + 1), ne01),
-                          (const char *) src1->data, nb11, nblk, parts + stride*ith);
+                          (const char *) src1->data, nb11, ne00, parts + stride*ith);
         ggml_barrier(params->threadpool);
-        const int64_t cper = (nblk + nth - 1)/nth;
-        const int64_t j0 = MIN(cper*ith, nblk)*32;
-        const int64_t j1 = MIN(cper*(ith + 1), nblk)*32;
+        const int64_t cper = ((ne00 + nth - 1)/nth + 15)/16*16; // whole cache lines of dst
+        const int64_t j0 = MIN(cper*ith, ne00);
+        const int64_t j1 = MIN(cper*(ith + 1), ne00);
         if (j0 < j1) {
             float * d = (float *) dst->data;
             memcpy(d + j0, parts + j0, (j1 - j0)*sizeof(float));
