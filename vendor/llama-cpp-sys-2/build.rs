@@ -1548,7 +1548,7 @@ fn main() {
             let filename = filename.to_str().unwrap();
             let dst = target_dir.join(filename);
             debug_log!("HARD LINK {} TO {}", asset.display(), dst.display());
-            if !dst.exists() {
+            if dst.symlink_metadata().is_err() { // selectinfer: a dangling link exists too
                 std::fs::hard_link(asset.clone(), dst).unwrap();
             }
 
@@ -1556,7 +1556,7 @@ fn main() {
             if target_dir.join("examples").exists() {
                 let dst = target_dir.join("examples").join(filename);
                 debug_log!("HARD LINK {} TO {}", asset.display(), dst.display());
-                if !dst.exists() {
+                if dst.symlink_metadata().is_err() { // selectinfer: a dangling link exists too
                     std::fs::hard_link(asset.clone(), dst).unwrap();
                 }
             }
@@ -1564,7 +1564,7 @@ fn main() {
             // Copy DLLs to target/profile/deps as well for tests
             let dst = target_dir.join("deps").join(filename);
             debug_log!("HARD LINK {} TO {}", asset.display(), dst.display());
-            if !dst.exists() {
+            if dst.symlink_metadata().is_err() { // selectinfer: a dangling link exists too
                 std::fs::hard_link(asset.clone(), dst).unwrap();
             }
         }
