@@ -88,6 +88,24 @@ pub struct PreparedModel {
     pub f16: PathBuf,
     /// Its sha256.
     pub f16_sha256: String,
+    /// The sha256 of each quantized slice source hashed so far (its cells share it).
+    quant_sha256: std::cell::RefCell<HashMap<PathBuf, String>>,
+}
+
+impl PreparedModel {
+    /// The sha256 of `source`: the F16 reference or one of its quantizations, each
+    /// hashed once per run.
+    fn source_sha256(&self, source: &Path) -> anyhow::Result<String> {
+        if source == self.f16 {
+            return Ok(self.f16_sha256.clone());
+        }
+        if let Some(s) = self.quant_sha256.borrow().get(source) {
+            return Ok(s.clone());
+        }
+        let s = sha(source)?;
+        self.quant_sha256.borrow_mut().insert(source.to_path_buf(), s.clone());
+        Ok(s)
+    }
 }
 
 /// Makes (or finds) the F16 reference and the profile of a model.
@@ -145,7 +163,7 @@ pub fn prepare_model(r: &Runner, m: &ModelSpec, e: &Experiment, cells: &[&Cell])
         }
         r.step(&format!("{} profile merge", m.name), &["profile".into(), "merge".into(), m.profile.display().to_string()])?;
     }
-    Ok(PreparedModel { f16, f16_sha256 })
+    Ok(PreparedModel { f16, f16_sha256, quant_sha256: Default::default() })
 }
 
 /// Makes (or finds) the file of one cell.
@@ -216,7 +234,7 @@ fn slice_is_current(path: &Path, pm: &PreparedModel, source: &Path, prep: &Prep,
     let range = layers.clone().unwrap_or_else(|| crate::select::default_layer_range(info.n_layer));
     // A sensitivity budget chooses its own range (the layers that keep fewer than all).
     let range_ok = (meta.layer_start == range.start && meta.layer_end == range.end) || meta.variant.budget == crate::select::variant::Budget::Sensitivity;
-    let source_sha256 = if source == pm.f16 { pm.f16_sha256.clone() } else { sha(source)? };
+    let source_sha256 = pm.source_sha256(source)?;
     let layout_ok = match prep {
         Prep::ProfileSlice { down, .. } => crate::select::rewrite::DownLayout::of(&g) == *down,
         _ => true,
