@@ -253,12 +253,7 @@ pub fn variant_label(meta: Option<&crate::select::SliceMeta>, g: &crate::gguf::G
     let mut parts: Vec<String> = meta.map(|m| m.variant.label()).filter(|l| !l.is_empty()).into_iter().collect();
     if let Some(m) = meta {
         // A slice of a quantized file, and a neuron-major ffn_down.
-        if let Some(q) = crate::select::rewrite::quantized_base(g) {
-            parts.push(format!("base={q}"));
-        }
-        if m.down_layout == crate::select::DownLayout::Neurons {
-            parts.push("down=neurons".into());
-        }
+        parts.extend(crate::select::rewrite::source_labels(crate::select::rewrite::quantized_base(g), m.down_layout));
     }
     if vote == Some(crate::compute::Vote::Signed) {
         parts.push("vote=signed".into());

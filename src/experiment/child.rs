@@ -201,12 +201,7 @@ fn cell_variant(cell: &Cell) -> String {
     let mut parts: Vec<String> = match &cell.prep {
         Prep::ProfileSlice { variant, base, down, .. } => {
             let mut v: Vec<String> = Some(variant.label()).filter(|l| !l.is_empty()).into_iter().collect();
-            if *base != super::config::SliceBase::F16 {
-                v.push(format!("base={}", base.name()));
-            }
-            if *down != crate::select::rewrite::DownLayout::Columns {
-                v.push(format!("down={}", down.name()));
-            }
+            v.extend(crate::select::rewrite::source_labels(base.quant(), *down));
             v
         }
         _ => Vec::new(),

@@ -81,6 +81,17 @@ pub fn quantized_base(g: &GgufFile) -> Option<&'static str> {
     }
 }
 
+/// How results label a slice's source beyond the paper's F16 columns, as parts of
+/// their `variant` (`base=q4_k_m`, `down=neurons`): one function for the rows eval
+/// writes (read from the file) and the keys an experiment matches them with.
+pub fn source_labels(base: Option<&str>, down: DownLayout) -> Vec<String> {
+    let mut parts: Vec<String> = base.map(|q| format!("base={q}")).into_iter().collect();
+    if down == DownLayout::Neurons {
+        parts.push(format!("down={}", down.name()));
+    }
+    parts
+}
+
 /// Where the kept neurons come from.
 #[derive(Debug, Clone)]
 pub enum SliceSource {
