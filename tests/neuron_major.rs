@@ -206,3 +206,54 @@ fn a_neuron_major_slice_is_refused_where_it_cannot_be_told_apart() {
     assert!(err.contains("equal to the hidden size"), "{err}");
     assert!(!out.exists());
 }
+
+#[test]
+fn the_avx512_and_avx2_out_prod_loops_give_the_same_logits_bit_for_bit() {
+    // Patch 0005 picks its 512-bit loop at run time where the CPU has AVX-512 F/BW/VL;
+    // SELECTINFER_OUT_PROD_NO_AVX512 keeps the AVX2 loop. A child process (this test,
+    // re-run) decodes each slice both ways: the two must agree to the bit, since every
+    // sum takes the same fused multiply-adds in the same order.
+    const CHILD: &str = "SELECTINFER_TEST_OUT_PROD_LOGITS";
+    let cases = [
+        (SynthArch::Llama, false, TargetType::F16, "llama-f16"),
+        (SynthArch::Llama, false, TargetType::Q8_0, "llama-q8_0"),
+        (SynthArch::Llama, false, TargetType::Q4_0, "llama-q4_0"),
+        (SynthArch::Gemma3, true, TargetType::Q4KM, "wide-gemma3-q4_k_m"),
+    ];
+    if let Ok(out) = std::env::var(CHILD) {
+        let mut bytes = Vec::new();
+        for (arch, wide, ty, name) in cases {
+            let path = sliced(&source(arch, wide, ty, name), DownLayout::Neurons, name);
+            let model = Model::load(&path, &LoadOptions::default()).unwrap();
+            for row in selective(&model, Layout::InPlace, 0.4, false).0 {
+                bytes.extend(row.iter().flat_map(|x| x.to_le_bytes()));
+            }
+        }
+        std::fs::write(out, bytes).unwrap();
+        return;
+    }
+    for (arch, wide, ty, name) in cases {
+        sliced(&source(arch, wide, ty, name), DownLayout::Neurons, name); // built once, before the children
+    }
+    let wide = sliced(&source(SynthArch::Gemma3, true, TargetType::Q4KM, "wide-gemma3-q4_k_m"), DownLayout::Neurons, "wide-gemma3-q4_k_m");
+    assert_eq!(down_type(&wide), GgmlType::Q5_0, "the Q5_0 loop is covered");
+    let run = |no_avx512: bool| {
+        let out = common::shared_dir().join(format!("nm-out-prod-logits-{no_avx512}.bin"));
+        let mut cmd = std::process::Command::new(std::env::current_exe().unwrap());
+        cmd.args(["--exact", "the_avx512_and_avx2_out_prod_loops_give_the_same_logits_bit_for_bit", "--test-threads", "1"]);
+        cmd.env(CHILD, &out).env_remove("SELECTINFER_OUT_PROD_NO_AVX512");
+        if no_avx512 {
+            cmd.env("SELECTINFER_OUT_PROD_NO_AVX512", "1");
+        }
+        let status = cmd.status().unwrap();
+        assert!(status.success(), "child run (no_avx512 = {no_avx512}) failed");
+        std::fs::read(out).unwrap()
+    };
+    let (avx512, avx2) = (run(false), run(true));
+    assert!(!avx2.is_empty());
+    assert!(avx512 == avx2, "the 512-bit loop changed the logits");
+    #[cfg(target_arch = "x86_64")]
+    if !std::arch::is_x86_feature_detected!("avx512bw") {
+        eprintln!("note: this CPU has no AVX-512 BW, so both runs took the AVX2 loop");
+    }
+}

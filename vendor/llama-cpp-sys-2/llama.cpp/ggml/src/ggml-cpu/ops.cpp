@@ -4831,6 +4831,90 @@ static void ggml_out_prod_row_avx2(const char * GGML_RESTRICT s0, size_t nb01, i
         }
     }
 }
+
+// selectinfer: ggml_out_prod_row_avx2 with 512-bit registers, for CPUs that have
+// AVX-512 F/BW/VL while the build targets AVX2 (ggml's default, GGML_NATIVE=OFF):
+// compiled for those extensions through the function's target attribute and chosen at
+// run time (ggml_out_prod_has_avx512; the environment variable
+// SELECTINFER_OUT_PROD_NO_AVX512 keeps the AVX2 loop, for comparisons). Each block's 32 sums sit in two registers, a
+// Q5_0 block's fifth bits are applied through a mask register, and every sum takes the
+// same fused multiply-adds in the same order as in ggml_out_prod_row_avx2, so both
+// give bit-identical results. On the Llama-3.2-3B down shape (2 threads, Xeon with
+// AVX-512) it reads Q5_0 rows 1.4x and Q8_0 rows 1.2x as fast as the AVX2 loop.
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+#define GGML_OUT_PROD_AVX512 1
+static bool ggml_out_prod_has_avx512() {
+    static const bool has = getenv("SELECTINFER_OUT_PROD_NO_AVX512") == nullptr && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw")
+                         && __builtin_cpu_supports("avx512vl");
+    return has;
+}
+
+template <ggml_type type>
+__attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma,f16c")))
+static void ggml_out_prod_row_avx512(const char * GGML_RESTRICT s0, size_t nb01, int64_t r0, int64_t r1,
+        const char * GGML_RESTRICT s1, size_t nb11, int64_t nblk, float * GGML_RESTRICT part) {
+    constexpr size_t bsize = type == GGML_TYPE_F16 ? 32*sizeof(ggml_fp16_t) : type == GGML_TYPE_Q8_0 ? sizeof(block_q8_0)
+                           : type == GGML_TYPE_Q4_0 ? sizeof(block_q4_0) : sizeof(block_q5_0);
+    memset(part, 0, nblk*32*sizeof(float));
+    for (int64_t n0 = r0; n0 < r1; n0 += GGML_OUT_PROD_GROUP) {
+        const int64_t n1 = MIN(n0 + GGML_OUT_PROD_GROUP, r1);
+        const int64_t np = MIN(n1 + GGML_OUT_PROD_GROUP, r1) - n1; // rows of the next group
+        for (int64_t b = 0; b < nblk; ++b) {
+            if (bsize >= 64 || (b & 1) == 0) { // about one prefetch per cache line
+                for (int64_t r = 0; r < np; ++r) {
+                    _mm_prefetch(s0 + (n1 + r)*nb01 + b*bsize, _MM_HINT_T0);
+                }
+            }
+            __m512 acc0 = _mm512_loadu_ps(part + b*32);
+            __m512 acc1 = _mm512_loadu_ps(part + b*32 + 16);
+            for (int64_t n = n0; n < n1; ++n) {
+                const char * blk = s0 + n*nb01 + b*bsize;
+                const float v = *(const float *) (s1 + n*nb11);
+                if constexpr (type == GGML_TYPE_F16) {
+                    const __m512 s = _mm512_set1_ps(v);
+                    acc0 = _mm512_fmadd_ps(s, _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *) blk)), acc0);
+                    acc1 = _mm512_fmadd_ps(s, _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *) (blk + 32))), acc1);
+                } else {
+                    __m128i q0, q1;
+                    ggml_fp16_t d;
+                    if constexpr (type == GGML_TYPE_Q8_0) {
+                        const block_q8_0 * x = (const block_q8_0 *) blk;
+                        q0 = _mm_loadu_si128((const __m128i *) x->qs);
+                        q1 = _mm_loadu_si128((const __m128i *) (x->qs + 16));
+                        d = x->d;
+                    } else {
+                        // the last 16 bytes of a Q4_0 or Q5_0 block are its qs
+                        static_assert(offsetof(block_q4_0, qs) + 16 == sizeof(block_q4_0), "block_q4_0 layout");
+                        static_assert(offsetof(block_q5_0, qs) + 16 == sizeof(block_q5_0), "block_q5_0 layout");
+                        const __m256i nib = _mm256_and_si256(_mm256_srlv_epi64(
+                            _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *) (blk + bsize - 16))),
+                            _mm256_set_epi64x(4, 4, 0, 0)), _mm256_set1_epi8(0x0F));
+                        __m256i q;
+                        if constexpr (type == GGML_TYPE_Q4_0) {
+                            q = _mm256_sub_epi8(nib, _mm256_set1_epi8(8));
+                            d = ((const block_q4_0 *) blk)->d;
+                        } else {
+                            // bit j of qh is the fifth bit of value j: values without it are nib - 16
+                            const block_q5_0 * x = (const block_q5_0 *) blk;
+                            uint32_t qh;
+                            memcpy(&qh, x->qh, sizeof(qh));
+                            q = _mm256_mask_sub_epi8(nib, (__mmask32) ~qh, nib, _mm256_set1_epi8(16));
+                            d = x->d;
+                        }
+                        q0 = _mm256_castsi256_si128(q);
+                        q1 = _mm256_extracti128_si256(q, 1);
+                    }
+                    const __m512 s = _mm512_set1_ps(v*_cvtsh_ss(d));
+                    acc0 = _mm512_fmadd_ps(s, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(q0)), acc0);
+                    acc1 = _mm512_fmadd_ps(s, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(q1)), acc1);
+                }
+            }
+            _mm512_storeu_ps(part + b*32, acc0);
+            _mm512_storeu_ps(part + b*32 + 16, acc1);
+        }
+    }
+}
+#endif
 #endif
 
 // selectinfer: any other type for one dst row: each of rows [r0, r1) dequantized
@@ -4856,6 +4940,17 @@ static void ggml_out_prod_row(ggml_type type, const char * s0, size_t nb01, int6
         return;
     }
 #if defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
+#ifdef GGML_OUT_PROD_AVX512
+    if (ggml_out_prod_has_avx512()) {
+        switch (type) {
+            case GGML_TYPE_F16:  ggml_out_prod_row_avx512<GGML_TYPE_F16> (s0, nb01, r0, r1, s1, nb11, nblk, part); return;
+            case GGML_TYPE_Q8_0: ggml_out_prod_row_avx512<GGML_TYPE_Q8_0>(s0, nb01, r0, r1, s1, nb11, nblk, part); return;
+            case GGML_TYPE_Q4_0: ggml_out_prod_row_avx512<GGML_TYPE_Q4_0>(s0, nb01, r0, r1, s1, nb11, nblk, part); return;
+            case GGML_TYPE_Q5_0: ggml_out_prod_row_avx512<GGML_TYPE_Q5_0>(s0, nb01, r0, r1, s1, nb11, nblk, part); return;
+            default: break;
+        }
+    }
+#endif
     switch (type) {
         case GGML_TYPE_F16:  ggml_out_prod_row_avx2<GGML_TYPE_F16> (s0, nb01, r0, r1, s1, nb11, nblk, part); return;
         case GGML_TYPE_Q8_0: ggml_out_prod_row_avx2<GGML_TYPE_Q8_0>(s0, nb01, r0, r1, s1, nb11, nblk, part); return;
