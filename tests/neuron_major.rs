@@ -232,9 +232,7 @@ fn the_avx512_and_avx2_out_prod_loops_give_the_same_logits_bit_for_bit() {
         std::fs::write(out, bytes).unwrap();
         return;
     }
-    for (arch, wide, ty, name) in cases {
-        sliced(&source(arch, wide, ty, name), DownLayout::Neurons, name); // built once, before the children
-    }
+    // Each child makes its own (deterministic) slices in its own temporary folder.
     let wide = sliced(&source(SynthArch::Gemma3, true, TargetType::Q4KM, "wide-gemma3-q4_k_m"), DownLayout::Neurons, "wide-gemma3-q4_k_m");
     assert_eq!(down_type(&wide), GgmlType::Q5_0, "the Q5_0 loop is covered");
     let run = |no_avx512: bool| {
@@ -255,5 +253,40 @@ fn the_avx512_and_avx2_out_prod_loops_give_the_same_logits_bit_for_bit() {
     #[cfg(target_arch = "x86_64")]
     if !std::arch::is_x86_feature_detected!("avx512bw") {
         eprintln!("note: this CPU has no AVX-512 BW, so both runs took the AVX2 loop");
+    }
+}
+
+#[test]
+fn one_token_out_prod_kernels_equal_the_dequantizing_prefill_path() {
+    // A decoded token runs patch 0005/0008's fused one-row loops; the same token inside
+    // a prefill batch runs the multi-row path, which dequantizes each row first.
+    // Prompt + continuation fed at once (all logits, so that the last layer too runs
+    // every token) must give the logits of feeding the continuation token by token,
+    // up to float summation order.
+    for (arch, wide, ty, name, want) in [
+        (SynthArch::Llama, false, TargetType::F16, "llama-f16", GgmlType::F16),
+        (SynthArch::Llama, false, TargetType::Q8_0, "llama-q8_0", GgmlType::Q8_0),
+        (SynthArch::Llama, false, TargetType::Q4_0, "llama-q4_0", GgmlType::Q4_0),
+        (SynthArch::Llama, true, TargetType::Q4KM, "wide-q4_k_m", GgmlType::Q8_0),
+        (SynthArch::Gemma3, true, TargetType::Q4KM, "wide-gemma3-q4_k_m", GgmlType::Q5_0),
+    ] {
+        let path = sliced(&source(arch, wide, ty, name), DownLayout::Neurons, name);
+        let g = GgufFile::read(&path).unwrap();
+        assert!(
+            (0..2).any(|l| g.tensor(&format!("blk.{l}.ffn_down.weight")).unwrap().ty == want),
+            "{name}: covers a {want} ffn_down"
+        );
+        let model = Model::load(&path, &LoadOptions::default()).unwrap();
+        let stepwise = plain_logits(&path);
+        let mut tokens = model.tokenize(PROMPT, true, false);
+        for (k, w) in CONTINUATION.iter().enumerate() {
+            tokens.push(model.tokenize(w, false, false)[0]);
+            let mut s = Session::new(&model, opts()).unwrap();
+            s.decode(&tokens, true).unwrap(); // all logits: the last layer too runs every token
+            let diff = max_rel_diff(&[s.logits(-1).to_vec()], &stepwise[k + 1..k + 2]);
+            assert!(diff <= 1e-4, "{name}, token {k}: relative diff {diff} between prefill and decode");
+            let moved = max_rel_diff(&stepwise[k..k + 1], &stepwise[k + 1..k + 2]);
+            assert!(moved > 10.0 * diff.max(1e-7), "{name}, token {k}: the logits hardly move ({moved}), nothing was checked");
+        }
     }
 }

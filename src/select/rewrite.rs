@@ -463,7 +463,10 @@ fn op_for_kept<'k>(rest: &str, keep: &'k LayerKeep) -> Op<'k> {
 /// slower on the Llama-3.2-1B shape (docs/neuron-major.md). A fused Q4_K kernel was
 /// measured too: 6% faster per weight than Q5_0 (compute-bound, like Q5_0), within
 /// the noise of a decode run, for one more rounding of the weights, so Q4_K rows are
-/// not kept. Q5_K -> Q5_0 (the same bits; llama.cpp's Q5_1 has no fused path), Q2_K
+/// not kept. Nor are Q6_K rows: with fused AVX2/AVX-512 Q6_K loops they read 3.5%
+/// fewer bytes per token on the Llama-3.2-3B shape but decoded no faster than Q8_0
+/// rows, which stream at memory speed (results/bench/synth-llama-3.2-3b-q6_k-down.md).
+/// Q5_K -> Q5_0 (the same bits; llama.cpp's Q5_1 has no fused path), Q2_K
 /// and Q3_K -> Q4_0. BF16 is refused: llama.cpp's CPU backend has no `out_prod` for it.
 pub fn neuron_major_type(ty: GgmlType, n_embd: usize) -> anyhow::Result<GgmlType> {
     ensure!(
