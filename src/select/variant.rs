@@ -10,8 +10,9 @@
 //! - **compensation** ([`Compensation`]): nothing, or the mean contribution of the
 //!   dropped neurons over the profiling tokens, W_down[:, dropped] x mean(a_dropped),
 //!   written as the layer's `ffn_down` bias (training-free bias compensation, as in
-//!   FLAP). llama.cpp's llama builder loads an optional `ffn_down.bias`; its gemma3
-//!   builder does not, so compensation is refused there.
+//!   FLAP). llama.cpp's llama builder loads an optional `ffn_down.bias`, and so does
+//!   its gemma3 builder with patch 0009; other builders do not, so compensation is
+//!   refused there.
 
 use std::ops::Range;
 use std::path::Path;
@@ -183,9 +184,9 @@ impl SliceVariant {
         }
         let Some((dir, task)) = profile else { bail!("--compensate mean needs a profile (--profile DIR --task T), not --random") };
         ensure!(
-            info.architecture == "llama",
-            "--compensate mean writes an ffn_down bias, which llama.cpp's {} loader does not read (only its llama builder loads \
-             an optional ffn_down.bias)",
+            matches!(info.architecture.as_str(), "llama" | "gemma3"),
+            "--compensate mean writes an ffn_down bias, which llama.cpp's {} loader does not read (only its llama and, with \
+             patch 0009, gemma3 builders load an optional ffn_down.bias)",
             info.architecture
         );
         let raws = read_raw_dir(dir)?;

@@ -72,6 +72,8 @@ void llama_model_gemma3::load_arch_tensors(llama_model_loader &) {
         layer.ffn_down = hparams.ffn_down_neuron_major
             ? create_tensor(tn(LLM_TENSOR_FFN_DOWN, "weight", i), {n_embd,   n_ff}, 0)
             : create_tensor(tn(LLM_TENSOR_FFN_DOWN, "weight", i), {  n_ff, n_embd}, 0);
+        // selectinfer: an optional down bias (a slice's compensation for its dropped neurons)
+        layer.ffn_down_b = create_tensor(tn(LLM_TENSOR_FFN_DOWN, "bias", i), {n_embd}, TENSOR_NOT_REQUIRED);
         layer.ffn_post_norm = create_tensor(tn(LLM_TENSOR_FFN_POST_NORM, "weight", i), {n_embd}, 0);
     }
 }
@@ -181,7 +183,7 @@ llama_model_gemma3::graph<iswa>::graph(const llama_model & model, const llm_grap
             cur = build_ffn(cur,
                     model.layers[il].ffn_up,   NULL, NULL,
                     model.layers[il].ffn_gate, NULL, NULL,
-                    model.layers[il].ffn_down, NULL, NULL,
+                    model.layers[il].ffn_down, model.layers[il].ffn_down_b, NULL, // selectinfer: optional bias
                     NULL,
                     LLM_FFN_GELU, LLM_FFN_PAR, il);
             cb(cur, "ffn_out", il);
