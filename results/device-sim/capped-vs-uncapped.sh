@@ -7,8 +7,9 @@
 # examples, gamma 0.7 phi 0.4, 2 threads), with and without the 5.5 GiB cap; the
 # files are the ones `selectinfer experiment experiments/device-sim.yaml` made.
 #
-#   results/device-sim/capped-vs-uncapped.sh      (from the repository root)
-# Writes results/device-sim/capped-vs-uncapped.md. Run nothing else meanwhile.
+#   results/device-sim/capped-vs-uncapped.sh [MODEL ...]   (from the repository root)
+# Writes results/device-sim/capped-vs-uncapped.md, or with MODEL arguments (only
+# those files) capped-vs-uncapped-<first model's stem>.md. Run nothing else meanwhile.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
@@ -21,6 +22,10 @@ files=(models/llama-3.2-3b-synthetic.F16.translate-load0.7.gguf
        models/llama-3.2-3b-synthetic.F16.translate-load0.7.neurons.gguf
        models/llama-3.2-3b-synthetic.q8_0.translate-load0.7.neurons.gguf
        models/llama-3.2-3b-synthetic.q4_k_m.translate-load0.7.neurons.gguf)
+out=results/device-sim/capped-vs-uncapped.md
+if [ $# -gt 0 ]; then
+    files=("$@"); out=results/device-sim/capped-vs-uncapped-$(basename "$1" .gguf).md
+fi
 for f in "${files[@]}"; do
     [ -f "$f" ] || { echo "capped-vs-uncapped: $f is missing (run the device-sim experiment first)" >&2; exit 1; }
 done
@@ -60,5 +65,5 @@ for model in dict.fromkeys(r['model'] for r in rows):
     fmt = lambda v: ', '.join(f"{x:.2f}" for x in v)
     print(f"| {model} | {mc:.2f} [{fmt(tc)}] | {mu:.2f} [{fmt(tu)}] | {mc / mu:.2f} | {faults} | {usage:.2f} GiB | {peak:.2f} GiB |")
 PY
-mv "$tmp/out.md" results/device-sim/capped-vs-uncapped.md
-cat results/device-sim/capped-vs-uncapped.md
+mv "$tmp/out.md" "$out"
+cat "$out"
