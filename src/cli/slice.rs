@@ -63,8 +63,8 @@ pub struct SliceArgs {
     #[arg(long, default_value_t = 0.4)]
     pub budget_floor: f64,
     /// Compensation of the dropped neurons: none, or their mean contribution over the
-    /// profiling tokens added back as an ffn_down bias (llama architecture only:
-    /// llama.cpp's gemma3 loader reads no down bias).
+    /// profiling tokens added back as an ffn_down bias (llama and gemma3 only: the
+    /// builders that load an optional down bias, gemma3's with patch 0009).
     #[arg(long = "compensate", value_enum, default_value_t = Compensation::None)]
     pub compensation: Compensation,
     /// Output GGUF; written under a temporary name and renamed when complete.
