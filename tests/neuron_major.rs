@@ -209,7 +209,7 @@ fn a_neuron_major_slice_is_refused_where_it_cannot_be_told_apart() {
 
 #[test]
 fn the_avx512_and_avx2_out_prod_loops_give_the_same_logits_bit_for_bit() {
-    // Patch 0005 picks its 512-bit loop at run time where the CPU has AVX-512 F/BW/VL;
+    // Patch 0008 picks its 512-bit loop at run time where the CPU has AVX-512 F/BW/VL;
     // SELECTINFER_OUT_PROD_NO_AVX512 keeps the AVX2 loop. A child process (this test,
     // re-run) decodes each slice both ways: the two must agree to the bit, since every
     // sum takes the same fused multiply-adds in the same order.

@@ -281,7 +281,7 @@ fn mean_compensation_equals_the_dense_model_with_dropped_neurons_at_their_mean()
                 let want: f64 = (0..row.len() as u32).filter(|n| !kept.contains(n)).map(|n| f64::from(row[n as usize]) * mean[n as usize]).sum();
                 assert!(close(f64::from(bias[r]), want), "{arch:?} layer {l} row {r}: {} vs {want}", bias[r]);
             }
-            let n_ff = row_len(&down);
+            let n_ff = down[0].len();
             fill.push(Some((0..n_ff as u32).map(|n| (!kept.contains(&n)).then_some(mean[n as usize] as f32)).collect()));
         }
         // llama.cpp adds it: the slice equals the dense model with each dropped
@@ -293,10 +293,6 @@ fn mean_compensation_equals_the_dense_model_with_dropped_neurons_at_their_mean()
         let (plain_diff, _) = max_abs_diff(&logits(&plain, None), &reference);
         assert!(plain_diff > 10.0 * diff, "{arch:?}: the bias changes the logits: {plain_diff} vs {diff}");
     }
-}
-
-fn row_len(down: &[Vec<f32>]) -> usize {
-    down.first().map_or(0, Vec::len)
 }
 
 #[test]

@@ -4836,10 +4836,10 @@ static void ggml_out_prod_row_avx2(const char * GGML_RESTRICT s0, size_t nb01, i
 // AVX-512 F/BW/VL while the build targets AVX2 (ggml's default, GGML_NATIVE=OFF):
 // compiled for those extensions through the function's target attribute and chosen at
 // run time (ggml_out_prod_has_avx512; the environment variable
-// SELECTINFER_OUT_PROD_NO_AVX512 keeps the AVX2 loop, for comparisons). Each block's 32 sums sit in two registers, a
-// Q5_0 block's fifth bits are applied through a mask register, and every sum takes the
-// same fused multiply-adds in the same order as in ggml_out_prod_row_avx2, so both
-// give bit-identical results. On the Llama-3.2-3B down shape (2 threads, Xeon with
+// SELECTINFER_OUT_PROD_NO_AVX512 keeps the AVX2 loop, for comparisons). Each block's
+// 32 sums sit in two registers, a Q5_0 block's fifth bits are applied through a mask
+// register, and every sum takes the same fused multiply-adds in the same order as in
+// ggml_out_prod_row_avx2, so both give bit-identical results. On the Llama-3.2-3B down shape (2 threads, Xeon with
 // AVX-512) it reads Q5_0 rows 1.4x and Q8_0 rows 1.2x as fast as the AVX2 loop.
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
 #define GGML_OUT_PROD_AVX512 1
@@ -4883,19 +4883,14 @@ static void ggml_out_prod_row_avx512(const char * GGML_RESTRICT s0, size_t nb01,
                         q1 = _mm_loadu_si128((const __m128i *) (x->qs + 16));
                         d = x->d;
                     } else {
-                        // the last 16 bytes of a Q4_0 or Q5_0 block are its qs
-                        static_assert(offsetof(block_q4_0, qs) + 16 == sizeof(block_q4_0), "block_q4_0 layout");
-                        static_assert(offsetof(block_q5_0, qs) + 16 == sizeof(block_q5_0), "block_q5_0 layout");
-                        const __m256i nib = _mm256_and_si256(_mm256_srlv_epi64(
-                            _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *) (blk + bsize - 16))),
-                            _mm256_set_epi64x(4, 4, 0, 0)), _mm256_set1_epi8(0x0F));
                         __m256i q;
                         if constexpr (type == GGML_TYPE_Q4_0) {
-                            q = _mm256_sub_epi8(nib, _mm256_set1_epi8(8));
+                            q = ggml_out_prod_q4_0((const block_q4_0 *) blk);
                             d = ((const block_q4_0 *) blk)->d;
                         } else {
                             // bit j of qh is the fifth bit of value j: values without it are nib - 16
                             const block_q5_0 * x = (const block_q5_0 *) blk;
+                            const __m256i nib = ggml_out_prod_nibbles(x->qs);
                             uint32_t qh;
                             memcpy(&qh, x->qh, sizeof(qh));
                             q = _mm256_mask_sub_epi8(nib, (__mmask32) ~qh, nib, _mm256_set1_epi8(16));
