@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Re-creates the committed profiles under profiles/ (the commands that made them).
+# Translate is profiled on every bundled pair (de-en and cs-en; Task::profiling_data).
 # Each model is profiled from its F16 conversion (the paper profiles the original
 # model), on the profiling split of the bundled datasets.
 #   scripts/make-profiles.sh [smollm2|gemma3|all] [EXAMPLES_PER_TASK] [GEN_TOKENS]

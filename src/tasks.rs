@@ -66,6 +66,19 @@ impl Task {
             Task::Summarize => "data/sum_xsum_test_200.jsonl",
         }
     }
+
+    /// The bundled files the profiler reads for this task when no file is named:
+    /// for translate every bundled language pair (de-en and cs-en), so that the
+    /// default translate ranking serves translation in general, not one pair; for
+    /// the other tasks the bundled file. Each file contributes its profiling split,
+    /// and `profile merge` averages the datasets of a task.
+    pub fn profiling_data(self) -> &'static [&'static str] {
+        match self {
+            Task::Qa => &["data/qa_squad11dev_xquad_en_500.jsonl"],
+            Task::Translate => &["data/wmt16_de_en_newstest2016_500.jsonl", "data/wmt16_cs_en_newstest2016_500.jsonl"],
+            Task::Summarize => &["data/sum_xsum_test_200.jsonl"],
+        }
+    }
 }
 
 impl fmt::Display for Task {
@@ -371,6 +384,12 @@ mod tests {
             let ex = read_examples(&root.join(t.bundled_data()), t).unwrap();
             assert!(ex.len() >= 200, "{t}");
             assert!(!ex[0].prompt().is_empty());
+            // The evaluation file is profiled too, and every profiled file is the task's.
+            assert_eq!(t.profiling_data()[0], t.bundled_data());
+            for f in t.profiling_data() {
+                assert!(read_examples(&root.join(f), t).unwrap().len() >= 200, "{f}");
+            }
         }
+        assert_eq!(Task::Translate.profiling_data().len(), 2);
     }
 }

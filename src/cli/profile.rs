@@ -29,7 +29,8 @@ pub struct RunArgs {
     /// Task of the dataset (decides the fields read and the prompt template).
     #[arg(long, value_enum, required = true)]
     pub task: Option<Task>,
-    /// JSON Lines dataset with the task's fields (default: the bundled file of the task).
+    /// JSON Lines dataset with the task's fields (default: the task's bundled
+    /// files; for translate every bundled pair, de-en and cs-en, one after another).
     #[arg(long)]
     pub data: Option<PathBuf>,
     /// Split of the file: the profiling split keeps evaluation examples unseen.
@@ -85,21 +86,35 @@ pub fn run(args: ProfileArgs) -> anyhow::Result<()> {
 }
 
 fn record(a: RunArgs) -> anyhow::Result<()> {
-    let (Some(model), Some(task), Some(out_dir)) = (a.model, a.task, a.output) else {
+    let (Some(model), Some(task), Some(out_dir)) = (a.model.clone(), a.task, a.output.clone()) else {
         anyhow::bail!("profile needs -m MODEL, --task TASK and -o DIR (or a subcommand: merge, overlap)");
     };
     if out_dir.exists() && !out_dir.is_dir() {
         anyhow::bail!("-o {} is not a folder; profiles are folders (DIR/raw/*.json, DIR/task-*.json)", out_dir.display());
     }
-    let data = a.data.unwrap_or_else(|| PathBuf::from(task.bundled_data()));
+    let files: Vec<PathBuf> = match a.data.clone() {
+        Some(d) => vec![d],
+        None => task.profiling_data().iter().map(PathBuf::from).collect(),
+    };
+    for data in files {
+        record_one(&a, &model, task, data, &out_dir)?;
+    }
+    if !a.no_merge {
+        merge(&out_dir)?;
+    }
+    Ok(())
+}
+
+/// Profiles one dataset file into DIR/raw/.
+fn record_one(a: &RunArgs, model: &std::path::Path, task: Task, data: PathBuf, out_dir: &std::path::Path) -> anyhow::Result<()> {
     let req = ProfileRequest {
-        model,
+        model: model.to_path_buf(),
         task,
         data,
         split: a.split,
         limit: a.limit,
         gen_tokens: a.gen_tokens,
-        out_dir: out_dir.clone(),
+        out_dir: out_dir.to_path_buf(),
         threads: a.threads.get(),
         progress: true,
     };
@@ -126,9 +141,6 @@ fn record(a: RunArgs) -> anyhow::Result<()> {
         ]);
         print!("{}", t.to_markdown());
         println!("overhead: {:.2}x", out.throughput.seconds / plain.seconds.max(1e-9));
-    }
-    if !a.no_merge {
-        merge(&out_dir)?;
     }
     Ok(())
 }
