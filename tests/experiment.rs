@@ -112,26 +112,33 @@ fn runs_every_cell_once_resumes_and_reports() {
 /// A profile slice of a quantized base, neuron-major: the runner quantizes the F16
 /// file, slices the quantization with the F16 profile, and the eval row records
 /// the base and layout exactly as the cell's key does (so a re-run finds it done).
-#[test]
-fn slices_a_quantized_base_neuron_major_and_resumes() {
+/// Runs the tiny experiment with `methods` in place of its method entries and no
+/// perplexity; returns the folder and the rows.
+fn run_methods(methods: &str) -> (tempfile::TempDir, Vec<selectinfer::eval::harness::EvalRow>) {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let data = common::write_tiny_qa(d);
     let model = common::tiny_model(SynthArch::Llama);
     std::fs::create_dir_all(d.join("experiments")).unwrap();
     let text = yaml(&model, &data)
-        .replace("  - method: reference\n  - method: selectinfer\n", "  - {method: selectinfer, base: q8_0, down_layout: neurons}\n")
-        .replace("  - {method: random-loading, load: [0.5, 0.7]}\n", "")
+        .replace("  - method: reference\n  - method: selectinfer\n  - {method: random-loading, load: [0.5, 0.7]}\n", methods)
         .replace("perplexity: {chunks: 1, ctx: 16}\n", "");
     std::fs::write(d.join("experiments/exp.yaml"), text).unwrap();
     let first = experiment(d, &["experiments/exp.yaml"]);
     let (_, err) = common::text(&first);
     assert!(first.status.success(), "{err}");
+    let rows = csv::Reader::from_path(d.join("results/exp/results.csv")).unwrap().deserialize().map(Result::unwrap).collect();
+    (dir, rows)
+}
+
+#[test]
+fn slices_a_quantized_base_neuron_major_and_resumes() {
+    let (dir, rows) = run_methods("  - {method: selectinfer, base: q8_0, down_layout: neurons}\n");
+    let d = dir.path();
     for f in ["tiny.q8_0.gguf", "tiny.q8_0.qa-load0.7.neurons.gguf"] {
         assert!(d.join("models").join(f).exists(), "models/{f}");
     }
     let res = d.join("results/exp");
-    let rows: Vec<selectinfer::eval::harness::EvalRow> = csv::Reader::from_path(res.join("results.csv")).unwrap().deserialize().map(Result::unwrap).collect();
     assert_eq!(rows.len(), 1);
     assert_eq!((rows[0].method.as_str(), rows[0].variant.as_str(), rows[0].compute), ("selectinfer", "base=q8_0,down=neurons", Some(0.4)));
     let again = experiment(d, &["experiments/exp.yaml"]);
@@ -139,6 +146,32 @@ fn slices_a_quantized_base_neuron_major_and_resumes() {
     assert!(again.status.success() && err.contains("1 done, 0 to run"), "{err}");
     let readme = std::fs::read_to_string(res.join("README.md")).unwrap();
     assert!(readme.contains("| selectinfer (base=q8_0,down=neurons) "), "{readme}");
+}
+
+/// Selection variants are paired with today's default of the same memory, and
+/// the README states the rule for changing a default per variant setting.
+#[test]
+fn variants_are_paired_with_the_default_of_the_same_bytes() {
+    let (dir, rows) = run_methods("  - method: selectinfer\n  - {method: selectinfer, vote: signed}\n  - {method: selectinfer, compensate: mean}\n");
+    let res = dir.path().join("results/exp");
+    assert_eq!(rows.iter().map(|r| r.variant.as_str()).collect::<Vec<_>>(), ["", "vote=signed", "compensation=mean"]);
+    let readme = std::fs::read_to_string(res.join("README.md")).unwrap();
+    let section = readme.split("## Selection variants against today's default").nth(1).unwrap_or_else(|| panic!("{readme}"));
+    // One paired row per variant, against the default's file, whose point is the
+    // difference of the two rows' scores.
+    let cells = |l: &str| l.split('|').map(str::trim).filter(|c| !c.is_empty()).map(String::from).collect::<Vec<_>>();
+    let table: Vec<Vec<String>> = section.lines().filter(|l| l.starts_with('|')).map(cells).collect();
+    for r in &rows[1..] {
+        let line = table.iter().find(|c| c[2] == format!("selectinfer ({})", r.variant) && c[5] == "qa").unwrap_or_else(|| panic!("{section}"));
+        assert_eq!(line[6], "tiny.F16.qa-load0.7.gguf", "{line:?}");
+        let f1 = r.f1.unwrap() - rows[0].f1.unwrap();
+        assert!(line[7].contains(&format!("F1 {f1:+.1} [")), "{line:?}: expected {f1:+.1}");
+    }
+    assert!(!table.iter().any(|c| c[2] == "selectinfer"), "the default is not its own variant: {section}");
+    // The rule table: one task paired, so the rule is not met.
+    let rule: Vec<&Vec<String>> = table.iter().filter(|c| c[1].starts_with("tiny.F16.TASK-load0.7")).collect();
+    assert_eq!(rule.len(), 2, "{section}");
+    assert!(rule.iter().all(|c| c[5] == "1" && c[8] == "no"), "{rule:?}");
 }
 
 #[test]

@@ -126,6 +126,11 @@ impl<'a> EvalCall<'a> {
         if let Some((phi, alpha)) = c.compute {
             n += &format!(".compute{}-alpha{}", share_text(phi), share_text(alpha));
         }
+        // The vote changes the answers but not the file: without it in the name a
+        // signed-vote cell would overwrite the default's outputs.
+        if c.vote != crate::compute::Vote::default() {
+            n += &format!(".vote-{}", c.vote.name());
+        }
         if let Some(cap) = c.mem_cap {
             n += &format!(".cap{cap}");
         }
@@ -239,6 +244,7 @@ methods:
   - method: coreinfer
     layers: 2..5
   - method: coreinfer-loading
+  - {method: selectinfer, compute: 0.4, vote: signed}
   - method: disk-offload
     mem_cap: 192MiB
     speed_only: 16

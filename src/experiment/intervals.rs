@@ -6,6 +6,8 @@
 //! - the paired difference of each method to the reference cell of the same model,
 //!   task, dataset, shots and example count (so the same example ids), with its
 //!   paired-bootstrap interval;
+//! - the paired difference of each selection variant to today's default (see
+//!   [`default_twin`]), the comparison that decides whether a default changes;
 //! - the interval of a row written before rows carried one.
 //!
 //! Outputs that do not reproduce their row's scores (a stale file) are not used.
@@ -15,7 +17,9 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 
-use super::config::{Cell, Experiment};
+use super::config::{Cell, Experiment, Prep};
+use crate::compute::Vote;
+use crate::select::variant::SliceVariant;
 use super::child::EvalCall;
 use super::run::scored_examples;
 use crate::eval::bootstrap::{bootstrap, paired, per_example, resamples, Interval, Metric, PerExample, RESAMPLES, SEED};
@@ -24,6 +28,16 @@ use crate::tasks::{read_examples, Example, Split, Task};
 
 /// Paired differences to the reference, by row index.
 pub type Paired = HashMap<usize, Vec<(Metric, Interval)>>;
+
+/// Every paired difference of an experiment's rows.
+#[derive(Debug, Default)]
+pub struct Pairs {
+    /// To the reference cell, by row index.
+    pub reference: Paired,
+    /// For a selection variant's row: the row of today's default it is paired
+    /// with, and the differences (variant minus default).
+    pub default: HashMap<usize, (usize, Vec<(Metric, Interval)>)>,
+}
 
 /// Reads an outputs file: (id, answer) per line.
 pub fn read_outputs(path: &Path) -> anyhow::Result<Vec<(String, String)>> {
@@ -61,8 +75,9 @@ fn score_outputs(task: Task, outputs: &[(String, String)], eval: &[Example], row
 }
 
 /// Fills the interval columns `rows` lack from the outputs in `outputs_dir`, and
-/// returns each row's paired differences to its reference cell.
-pub fn compute(e: &Experiment, cells: &[Cell], rows: &mut [EvalRow], outputs_dir: &Path) -> anyhow::Result<Paired> {
+/// returns each row's paired differences to its reference cell and, for a
+/// selection variant, to today's default.
+pub fn compute(e: &Experiment, cells: &[Cell], rows: &mut [EvalRow], outputs_dir: &Path) -> anyhow::Result<Pairs> {
     let mut split_sizes = HashMap::new();
     let mut datasets: HashMap<(PathBuf, Task), Vec<Example>> = HashMap::new();
     let mut scored: Vec<Option<Scored>> = Vec::with_capacity(cells.len());
@@ -106,9 +121,126 @@ pub fn compute(e: &Experiment, cells: &[Cell], rows: &mut [EvalRow], outputs_dir
             s.as_ref().filter(|_| same)
         });
         let Some(base) = base else { continue };
-        let sets = resamples(sys.stats[0].1.len(), RESAMPLES, SEED);
-        let diffs = sys.stats.iter().zip(&base.stats).map(|((m, s), (_, b))| paired(s, b, &sets).map(|iv| (*m, iv))).collect::<Result<Vec<_>, _>>()?;
-        out.insert(sys.row, diffs);
+        out.insert(sys.row, differences(sys, base)?);
     }
-    Ok(out)
+    let mut default = HashMap::new();
+    for (i, sys) in scored.iter().enumerate() {
+        let Some(sys) = sys else { continue };
+        let bytes = |j: usize| scored[j].as_ref().map(|s| rows[s.row].weight_bytes);
+        let Some(j) = default_twin(e, cells, i, &bytes) else { continue };
+        let base = scored[j].as_ref().expect("twins are scored");
+        default.insert(sys.row, (base.row, differences(sys, base)?));
+    }
+    Ok(Pairs { reference: out, default })
+}
+
+/// The paired differences `sys - base` of every metric, over the same resamples.
+fn differences(sys: &Scored, base: &Scored) -> anyhow::Result<Vec<(Metric, Interval)>> {
+    let sets = resamples(sys.stats[0].1.len(), RESAMPLES, SEED);
+    Ok(sys.stats.iter().zip(&base.stats).map(|((m, s), (_, b))| paired(s, b, &sets).map(|iv| (*m, iv))).collect::<Result<Vec<_>, _>>()?)
+}
+
+/// Whether a profile-slice cell uses today's default selection: the paper's
+/// ranking over the default layers with the experiment's static share, and, if
+/// it computes, the |activation| vote with the experiment's alpha.
+fn paper_selection(e: &Experiment, c: &Cell) -> bool {
+    let close = |a: f64, b: f64| (a - b).abs() < 1e-9;
+    let Prep::ProfileSlice { static_share, layers, variant, .. } = &c.prep else { return false };
+    *variant == SliceVariant::default()
+        && layers.is_none()
+        && close(*static_share, e.defaults.static_share.0)
+        && c.vote == Vote::default()
+        && c.compute.is_none_or(|(_, alpha)| close(alpha, e.defaults.token_share.0))
+}
+
+/// Largest relative difference in weight bytes at which a default cell counts as
+/// spending the same memory as a variant (a compensation bias adds n_embd x 4
+/// bytes per layer).
+const SAME_BYTES: f64 = 0.01;
+
+/// The cell of today's default that selection variant `i` is compared with: the
+/// same method, model, task, examples, shots, phi, base file and `ffn_down`
+/// layout, with the paper's selection, whose row holds the same weight bytes
+/// (within [`SAME_BYTES`]; the closest if several). So a variant at gamma 0.55
+/// pairs with the default at 0.55, and a narrower layer range at a lower gamma
+/// with the default that spends the same bytes over the default range. None for
+/// a cell of the default itself or without such a cell. `bytes(j)`: the weight
+/// bytes of cell j's row (None: no scored row).
+fn default_twin(e: &Experiment, cells: &[Cell], i: usize, bytes: &dyn Fn(usize) -> Option<u64>) -> Option<usize> {
+    let c = &cells[i];
+    let Prep::ProfileSlice { base, down, .. } = &c.prep else { return None };
+    if paper_selection(e, c) || c.mem_cap.is_some() || c.speed_only.is_some() {
+        return None;
+    }
+    let own = bytes(i)? as f64;
+    let phi = c.compute.map(|(p, _)| p);
+    cells
+        .iter()
+        .enumerate()
+        .filter(|(j, d)| {
+            let same_file_kind = matches!(&d.prep, Prep::ProfileSlice { base: b, down: w, .. } if b == base && w == down);
+            *j != i
+                && same_file_kind
+                && paper_selection(e, d)
+                && (d.method, d.model, d.task, &d.data, d.examples, d.shots) == (c.method, c.model, c.task, &c.data, c.examples, c.shots)
+                && d.mem_cap.is_none()
+                && d.speed_only.is_none()
+                && d.compute.map(|(p, _)| p) == phi
+        })
+        .filter_map(|(j, _)| bytes(j).map(|b| (j, (b as f64 - own).abs() / own.max(1.0))))
+        .filter(|&(_, rel)| rel <= SAME_BYTES)
+        .min_by(|a, b| a.1.total_cmp(&b.1))
+        .map(|(j, _)| j)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Which default cell each variant of a small sweep is paired with, by the
+    /// rule of `default_twin`: same method, task and phi, the paper's selection,
+    /// the same weight bytes.
+    #[test]
+    fn each_variant_pairs_with_the_default_that_spends_the_same_bytes() {
+        let e = Experiment::parse(
+            "models: [{name: m, source: m.gguf, profile: p}]
+tasks: [{task: qa, examples: 10, shots: 1}]
+methods:
+  - method: reference
+  - {method: selectinfer, load: [0.7, 0.55]}
+  - {method: selectinfer, load: 0.7, compensate: mean}
+  - {method: selectinfer, load: 0.55, importance: contribution}
+  - {method: selectinfer, load: 0.7, vote: signed}
+  - {method: selectinfer, load: 0.7, token_share: 0.4}
+  - {method: selectinfer, load: 0.58, layers: \"4..14\"}
+  - {method: selectinfer, load: 0.7, compute: 0.5, vote: signed}
+  - {method: dense-loaded, load: 0.7}
+  - {method: dense-loaded, load: 0.7, compensate: mean}
+",
+        )
+        .unwrap();
+        let cells = e.cells();
+        let load = |c: &Cell| if let Prep::ProfileSlice { load, .. } = c.prep { load } else { 1.0 };
+        // Weight bytes per cell: 1000 per unit of gamma over 14 sparsified layers of
+        // N = 1 plus 4 dense ones, so 4..14 at 0.58 spends what 3..17 at 0.7 does;
+        // a compensation bias adds 0.1%.
+        let bytes = |j: usize| {
+            let c = &cells[j];
+            let narrow = matches!(&c.prep, Prep::ProfileSlice { layers: Some(_), .. });
+            let kept = if narrow { 10.0 * load(c) + 8.0 } else { 14.0 * load(c) + 4.0 };
+            let bias = matches!(&c.prep, Prep::ProfileSlice { variant, .. } if variant.compensation != SliceVariant::default().compensation);
+            Some((kept * 1000.0 * if bias { 1.001 } else { 1.0 }).round() as u64)
+        };
+        let twins: Vec<Option<usize>> = (0..cells.len()).map(|i| default_twin(&e, &cells, i, &bytes)).collect();
+        // Cells in file order: reference, default 0.7, default 0.55, compensate,
+        // contribution 0.55, signed, alpha 0.4, layers, signed at phi 0.5,
+        // dense-loaded, dense-loaded compensate.
+        assert_eq!(twins, [None, None, None, Some(1), Some(2), Some(1), Some(1), Some(1), None, None, Some(9)]);
+        // Without the default's row there is nothing to pair with.
+        let no_default = |j: usize| if j == 1 { None } else { bytes(j) };
+        assert_eq!(default_twin(&e, &cells, 3, &no_default), None);
+        // Bytes more than 1% apart are not the same memory.
+        let off = |j: usize| if j == 6 { bytes(j).map(|b| b * 102 / 100) } else { bytes(j) };
+        assert_eq!(default_twin(&e, &cells, 6, &off), None);
+    }
 }

@@ -8,7 +8,7 @@ use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
 use super::config::{share_text, Experiment};
-use super::intervals::Paired;
+use super::intervals::Pairs;
 use super::perplexity::lookup;
 use crate::eval::bootstrap::{Interval, Metric, RESAMPLES, SEED};
 use crate::eval::harness::{EvalRow, Method};
@@ -128,7 +128,7 @@ pub fn task_table(e: &Experiment, rows: &[EvalRow], order: &[usize], task: &str,
         let mut cells = vec![model_cell(e, r), method_cell(r)];
         cells.extend(setting(r));
         cells.extend(metrics.iter().map(|&m| with_interval(r.score(m), r.interval(m))));
-        let diffs = ctx.paired.get(&i);
+        let diffs = ctx.paired.reference.get(&i);
         cells.extend(metrics.iter().map(|m| difference(diffs.and_then(|d| d.iter().find(|(dm, _)| dm == m)).map(|(_, iv)| iv))));
         let ppl = |task: Option<&str>| lookup(ctx.perplexity, &r.model, task, &r.data).map_or("-".into(), |p| format!("{:.2}", p.ppl));
         if show_ppl {
@@ -142,6 +142,55 @@ pub fn task_table(e: &Experiment, rows: &[EvalRow], order: &[usize], task: &str,
         t.row(cells);
     }
     Some(t.to_markdown())
+}
+
+/// The primary score's difference to today's default of row `i`, if paired.
+fn primary_difference(rows: &[EvalRow], pairs: &Pairs, i: usize) -> Option<(Task, Interval)> {
+    let task = Task::from_name(&rows[i].task)?;
+    let (_, diffs) = pairs.default.get(&i)?;
+    diffs.iter().find(|(m, _)| *m == Metric::primary(task)).map(|(_, iv)| (task, *iv))
+}
+
+/// The "against today's default" section: every selection variant's paired
+/// difference to the default cell with the same memory (per task and metric),
+/// then, per variant setting, the rule for changing a default: the primary
+/// score's interval excludes zero upwards on at least two tasks and downwards on
+/// none.
+pub fn variant_tables(e: &Experiment, rows: &[EvalRow], order: &[usize], pairs: &Pairs) -> Option<String> {
+    let picked: Vec<usize> = order.iter().copied().filter(|i| pairs.default.contains_key(i)).collect();
+    if picked.is_empty() {
+        return None;
+    }
+    let mut t = Table::new(["model", "file", "method", "compute φ", "α", "task", "today's default (file)", "Δ vs default [95% CI]"]);
+    for &i in &picked {
+        let r = &rows[i];
+        let (j, diffs) = &pairs.default[&i];
+        let s = setting(r);
+        let d = diffs.iter().map(|(m, iv)| format!("{} {}", m.label(), difference(Some(iv)))).collect::<Vec<_>>().join("; ");
+        t.row([model_cell(e, r), r.model.clone(), method_cell(r), s[2].clone(), s[3].clone(), r.task.clone(), rows[*j].model.clone(), d]);
+    }
+    // One verdict per setting: model, file kind (the file name without its task), method, phi, alpha.
+    let key = |r: &EvalRow| (model_label(e, r).to_string(), r.model.replacen(&format!(".{}-", r.task), ".TASK-", 1), method_cell(r), setting(r)[2].clone(), setting(r)[3].clone());
+    let mut keys = Vec::new();
+    for k in picked.iter().map(|&i| key(&rows[i])) {
+        if !keys.contains(&k) {
+            keys.push(k);
+        }
+    }
+    let mut v = Table::new(["model", "setting (file)", "method", "compute φ", "α", "tasks paired", "better (CI > 0)", "worse (CI < 0)", "meets the rule"]);
+    for k in keys {
+        let mine: Vec<(Task, Interval)> = picked.iter().filter(|&&i| key(&rows[i]) == k).filter_map(|&i| primary_difference(rows, pairs, i)).collect();
+        let name = |f: &dyn Fn(&Interval) -> bool| mine.iter().filter(|(_, iv)| f(iv)).map(|(t, _)| t.name()).collect::<Vec<_>>();
+        let (better, worse) = (name(&|iv| iv.lo > 0.0), name(&|iv| iv.hi < 0.0));
+        let meets = better.len() >= 2 && worse.is_empty();
+        let list = |v: &[&str]| if v.is_empty() { "-".to_string() } else { v.join(", ") };
+        v.row([k.0, k.1, k.2, k.3, k.4, mine.len().to_string(), list(&better), list(&worse), if meets { "yes".into() } else { "no".into() }]);
+    }
+    Some(format!(
+        "## Selection variants against today's default\n\nEach variant's paired difference to today's default (the paper's selection over the default layers, |activation| vote, the experiment's α) of the same method, task, examples and φ whose file holds the same weight bytes (within 1%): variant minus default, on the same examples and resamples. `*`: the interval excludes 0.\n\n{}\nThe rule for changing a default (issue #16): the primary score's interval (qa F1, translate BLEU, summarize ROUGE-L) excludes zero upwards on at least two tasks of the model and downwards on none. A setting with fewer than three tasks paired is not finished.\n\n{}",
+        t.to_markdown(),
+        v.to_markdown()
+    ))
 }
 
 /// The table of every perplexity row.
@@ -205,8 +254,8 @@ pub struct ReportContext<'a> {
     pub plots: &'a [PathBuf],
     /// Perplexity rows.
     pub perplexity: &'a [PerplexityRow],
-    /// Paired differences to the reference, by row index.
-    pub paired: &'a Paired,
+    /// Paired differences to the reference and to today's default, by row index.
+    pub paired: &'a Pairs,
 }
 
 /// Writes `dir/README.md`.
@@ -247,6 +296,9 @@ pub fn write_readme(e: &Experiment, all: &[EvalRow], ctx: &ReportContext, dir: &
             }
             writeln!(s, "## {task}\n\n{t}")?;
         }
+    }
+    if let Some(t) = variant_tables(e, all, &order, ctx.paired) {
+        writeln!(s, "{t}")?;
     }
     if let Some(t) = perplexity_table(ctx.perplexity) {
         writeln!(s, "## Perplexity\n\nChunks of the text are evaluated from an empty cache and the second half of each chunk is scored, as llama.cpp's `llama-perplexity` does; only the first chunks are used. Loading only: every token is a prefill token.\n\n{t}")?;
