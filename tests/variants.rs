@@ -12,7 +12,7 @@ use selectinfer::gguf::GgufFile;
 use selectinfer::model::{FfnActivation, ModelInfo};
 use selectinfer::profile::ranking::{self, Importance, RawProfile};
 use selectinfer::profile::{run_profile, ProfileRequest};
-use selectinfer::select::variant::{layer_ffn_bytes, Budget, Compensation, SliceVariant};
+use selectinfer::select::variant::{layer_ffn_bytes, Budget, Compensation, Secondary, SliceVariant};
 use selectinfer::select::{slice_model_with, SliceMeta, SliceRequest, SliceSource};
 use selectinfer::synth::SynthArch;
 use selectinfer::tasks::{Split, Task};
@@ -216,6 +216,55 @@ fn contribution_slice_keeps_the_contribution_ranking_and_records_it() {
     let mut top: Vec<u32> = r.layers[0].order[..96].to_vec();
     top.sort_unstable();
     assert_eq!(kept, top, "delta = 0.2 of the task ranking, then the model ranking, which is the same single task");
+}
+
+/// `--secondary task`: the loaded neurons after the static ones come from the task's
+/// own ranking, so the slice keeps the task's top gamma*N; the paper's default
+/// fills them from the model-wide ranking (here the mean of two tasks).
+#[test]
+fn secondary_task_slice_keeps_the_tasks_top_neurons() {
+    let (_, raw) = profile(SynthArch::Llama);
+    let pdir = tempfile::tempdir().unwrap();
+    // A second task whose neurons rank in reverse, so that the model-wide ranking
+    // differs from the translate ranking.
+    let mut qa = raw.clone();
+    (qa.task, qa.dataset) = (Task::Qa, "reversed".into());
+    qa.halves.iter_mut().for_each(|h| h.sums.iter_mut().for_each(|l| l.reverse()));
+    ranking::write_json(&ranking::raw_dir(pdir.path()).join("translate-t.json"), &raw).unwrap();
+    ranking::write_json(&ranking::raw_dir(pdir.path()).join("qa-reversed.json"), &qa).unwrap();
+    ranking::merge_dir(pdir.path()).unwrap();
+    let task = ranking::read_ranking(&ranking::task_ranking_path(pdir.path(), Task::Translate), pdir.path()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let kept_with = |secondary: Secondary| {
+        let out = dir.path().join(format!("{secondary:?}.gguf"));
+        let req = SliceRequest {
+            model: common::tiny_model(SynthArch::Llama),
+            output: out.clone(),
+            source: SliceSource::Profile { dir: pdir.path().into(), task: Task::Translate },
+            load: 0.5,
+            static_share: 0.2,
+            layers: Some(0..2),
+            verify: true,
+            source_sha256: None,
+            down_layout: Default::default(),
+        };
+        let v = SliceVariant { secondary, ..SliceVariant::default() };
+        slice_model_with(&req, &v).unwrap();
+        let meta = SliceMeta::from_gguf(&GgufFile::read(&out).unwrap()).unwrap().unwrap();
+        assert_eq!(meta.variant, v);
+        assert_eq!(SliceVariant::from_gguf(&GgufFile::read(&out).unwrap()).label(), if secondary == Secondary::Task { "secondary=task" } else { "" });
+        meta.kept
+    };
+    let (own, paper) = (kept_with(Secondary::Task), kept_with(Secondary::Model));
+    for l in 0..2 {
+        let n = task.layers[l].order.len();
+        let mut kept = own[l].clone().unwrap();
+        kept.sort_unstable();
+        let mut top: Vec<u32> = task.layers[l].order[..n / 2].to_vec();
+        top.sort_unstable();
+        assert_eq!(kept, top, "layer {l}: the translate ranking's top half");
+        assert_ne!(paper[l], own[l], "layer {l}: the model-wide ranking fills the paper's slice");
+    }
 }
 
 #[test]

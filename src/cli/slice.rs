@@ -6,7 +6,7 @@ use anyhow::bail;
 
 use crate::output::{format_bytes, Table};
 use crate::select::rewrite::parse_layer_range;
-use crate::select::variant::{Budget, Compensation, Importance, SliceVariant};
+use crate::select::variant::{Budget, Compensation, Importance, Secondary, SliceVariant};
 use crate::select::{slice_model_with, DownLayout, SliceRequest, SliceSource};
 use crate::tasks::Task;
 
@@ -67,6 +67,11 @@ pub struct SliceArgs {
     /// builders that load an optional down bias, gemma3's with patch 0009).
     #[arg(long = "compensate", value_enum, default_value_t = Compensation::None)]
     pub compensation: Compensation,
+    /// Ranking of the loaded neurons after the static delta*N: the model-wide
+    /// ranking, the mean over the profile's tasks (model, the paper's), or the task's
+    /// own (task: the slice keeps the task's top gamma*N neurons).
+    #[arg(long, value_enum, default_value_t = Secondary::Model)]
+    pub secondary: Secondary,
     /// Output GGUF; written under a temporary name and renamed when complete.
     #[arg(short, long)]
     pub output: PathBuf,
@@ -94,9 +99,9 @@ pub fn run(a: SliceArgs) -> anyhow::Result<()> {
         source_sha256: None,
         down_layout: a.down_layout,
     };
-    let variant = SliceVariant { importance: a.importance, budget: a.budget, budget_floor: a.budget_floor, compensation: a.compensation };
+    let variant = SliceVariant { importance: a.importance, budget: a.budget, budget_floor: a.budget_floor, compensation: a.compensation, secondary: a.secondary };
     if a.random && !variant.is_default() {
-        bail!("--importance, --budget and --compensate need a profile, not --random");
+        bail!("--importance, --budget, --compensate and --secondary need a profile, not --random");
     }
     let r = slice_model_with(&req, &variant)?;
     if a.json.json {

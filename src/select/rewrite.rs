@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, ensure, Context};
 
 use super::plan::{keep_from_profile, keep_random, LayerKeep};
-use super::variant::SliceVariant;
+use super::variant::{Secondary, SliceVariant};
 use crate::engine::{gather_columns, gather_rows, requantize_columns, transpose_columns, LoadOptions, Model};
 use crate::gguf::{GgmlType, GgufFile, GgufWriter, TensorInfo, TensorSpec, Value};
 use crate::model::{ffn_down_neuron_major, split_block_name, ModelInfo, NEURON_MAJOR_KEY};
@@ -350,7 +350,11 @@ pub fn slice_model_with(req: &SliceRequest, variant: &SliceVariant) -> anyhow::R
         SliceSource::Profile { dir, task } => {
             let dir = &variant.importance.ranking_dir(dir);
             let fp = fingerprint_with_sha256(&req.model, &info, source_sha.clone());
-            let (base_path, sec_path) = (task_ranking_path(dir, *task), model_ranking_path(dir));
+            let sec_path = match variant.secondary {
+                Secondary::Model => model_ranking_path(dir),
+                Secondary::Task => task_ranking_path(dir, *task),
+            };
+            let base_path = task_ranking_path(dir, *task);
             let base = read_ranking(&base_path, dir)?;
             let secondary = read_ranking(&sec_path, dir)?;
             let lineage = crate::profile::ranking::lineage(&src);

@@ -12,7 +12,11 @@
 //!   written as the layer's `ffn_down` bias (training-free bias compensation, as in
 //!   FLAP). llama.cpp's llama builder loads an optional `ffn_down.bias`, and so does
 //!   its gemma3 builder with patch 0009; other builders do not, so compensation is
-//!   refused there.
+//!   refused there;
+//! - **secondary** ([`Secondary`]): where the loaded neurons beyond the static
+//!   delta*N come from: the model-wide ranking (the paper's, so a slice keeps
+//!   neurons other tasks use) or the task's own ranking (the slice is the task's top
+//!   gamma*N).
 
 use std::ops::Range;
 use std::path::Path;
@@ -59,11 +63,34 @@ pub struct SliceVariant {
     pub budget_floor: f64,
     /// Compensation of the dropped neurons.
     pub compensation: Compensation,
+    /// Ranking of the loaded neurons after the static ones.
+    pub secondary: Secondary,
+}
+
+/// Which ranking fills the loaded neurons after the static ones.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Secondary {
+    /// The model-wide ranking, the mean over tasks (the paper's).
+    #[default]
+    Model,
+    /// The task's own ranking: the slice keeps the task's top gamma*N.
+    Task,
+}
+
+impl Secondary {
+    /// The name used on the command line and in metadata.
+    pub fn name(self) -> &'static str {
+        match self {
+            Secondary::Model => "model",
+            Secondary::Task => "task",
+        }
+    }
 }
 
 impl Default for SliceVariant {
     fn default() -> SliceVariant {
-        SliceVariant { importance: Importance::Activation, budget: Budget::Uniform, budget_floor: 0.4, compensation: Compensation::None }
+        SliceVariant { importance: Importance::Activation, budget: Budget::Uniform, budget_floor: 0.4, compensation: Compensation::None, secondary: Secondary::Model }
     }
 }
 
@@ -74,7 +101,7 @@ fn key(s: &str) -> String {
 impl SliceVariant {
     /// Whether this is the paper's selection (nothing recorded beyond it).
     pub fn is_default(&self) -> bool {
-        self.importance == Importance::Activation && self.budget == Budget::Uniform && self.compensation == Compensation::None
+        *self == SliceVariant { budget_floor: self.budget_floor, ..SliceVariant::default() }
     }
 
     /// A short label, e.g. `importance=contribution,budget=sensitivity` (empty for
@@ -90,6 +117,9 @@ impl SliceVariant {
         if self.compensation == Compensation::Mean {
             parts.push("compensation=mean".into());
         }
+        if self.secondary != Secondary::Model {
+            parts.push(format!("secondary={}", self.secondary.name()));
+        }
         parts.join(",")
     }
 
@@ -103,6 +133,7 @@ impl SliceVariant {
             budget: if s("budget").as_deref() == Some("sensitivity") { Budget::Sensitivity } else { d.budget },
             budget_floor: g.get(&key("budget_floor")).and_then(Value::as_f64).unwrap_or(d.budget_floor),
             compensation: if s("compensation").as_deref() == Some("mean") { Compensation::Mean } else { d.compensation },
+            secondary: if s("secondary").as_deref() == Some("task") { Secondary::Task } else { d.secondary },
         }
     }
 
@@ -118,6 +149,9 @@ impl SliceVariant {
         ];
         if self.budget == Budget::Sensitivity {
             m.push((key("budget_floor"), Value::F64(self.budget_floor)));
+        }
+        if self.secondary != Secondary::Model {
+            m.push((key("secondary"), Value::String(self.secondary.name().into())));
         }
         m
     }

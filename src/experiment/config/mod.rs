@@ -131,6 +131,7 @@ struct RawMethodSpec {
     budget: Option<crate::select::variant::Budget>,
     budget_floor: Option<Share>,
     compensate: Option<crate::select::variant::Compensation>,
+    secondary: Option<crate::select::variant::Secondary>,
     /// What prompt tokens vote by (`--vote`), for computing methods.
     vote: Option<crate::compute::Vote>,
     /// The file profile slices are cut from (`f16`, `q8_0`, `q4_k_m`; default f16).
@@ -147,6 +148,7 @@ impl RawMethodSpec {
             budget: self.budget.unwrap_or(d.budget),
             budget_floor: self.budget_floor.map_or(d.budget_floor, |s| s.0),
             compensation: self.compensate.unwrap_or(d.compensation),
+            secondary: self.secondary.unwrap_or(d.secondary),
         }
     }
 }
@@ -168,9 +170,9 @@ impl TryFrom<RawMethodSpec> for MethodSpec {
         if r.seed.is_some() && !matches!(r.method, Method::RandomLoading | Method::CoreinferLoading) {
             return refuse("seed (only random-loading and coreinfer-loading draw neurons)");
         }
-        let variant_keys = r.importance.is_some() || r.budget.is_some() || r.budget_floor.is_some() || r.compensate.is_some();
+        let variant_keys = r.importance.is_some() || r.budget.is_some() || r.budget_floor.is_some() || r.compensate.is_some() || r.secondary.is_some();
         if variant_keys && !matches!(r.method, Method::DenseLoaded | Method::Selectinfer) {
-            return refuse("importance, budget, budget_floor or compensate (only profile slices: dense-loaded, selectinfer)");
+            return refuse("importance, budget, budget_floor, compensate or secondary (only profile slices: dense-loaded, selectinfer)");
         }
         if (r.base.is_some() || r.down_layout.is_some()) && !matches!(r.method, Method::DenseLoaded | Method::Selectinfer) {
             return refuse("base or down_layout (only profile slices: dense-loaded, selectinfer)");
@@ -396,7 +398,7 @@ impl Experiment {
 
 /// The file-name suffix of a slice variant (empty for the paper's selection).
 fn variant_suffix(v: &crate::select::variant::SliceVariant) -> String {
-    use crate::select::variant::{Budget, Compensation, Importance};
+    use crate::select::variant::{Budget, Compensation, Importance, Secondary};
     let mut s = String::new();
     if v.importance == Importance::Contribution {
         s.push_str("-contribution");
@@ -406,6 +408,9 @@ fn variant_suffix(v: &crate::select::variant::SliceVariant) -> String {
     }
     if v.compensation == Compensation::Mean {
         s.push_str("-compensate");
+    }
+    if v.secondary == Secondary::Task {
+        s.push_str("-secondary-task");
     }
     s
 }
