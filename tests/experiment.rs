@@ -152,9 +152,9 @@ fn slices_a_quantized_base_neuron_major_and_resumes() {
 /// the README states the rule for changing a default per variant setting.
 #[test]
 fn variants_are_paired_with_the_default_of_the_same_bytes() {
-    let (dir, rows) = run_methods("  - method: selectinfer\n  - {method: selectinfer, vote: signed}\n  - {method: selectinfer, compensate: mean}\n");
+    let (dir, rows) = run_methods("  - method: selectinfer\n  - {method: selectinfer, vote: signed}\n  - {method: selectinfer, compensate: mean}\n  - {method: selectinfer, secondary: task}\n");
     let res = dir.path().join("results/exp");
-    assert_eq!(rows.iter().map(|r| r.variant.as_str()).collect::<Vec<_>>(), ["", "vote=signed", "compensation=mean"]);
+    assert_eq!(rows.iter().map(|r| r.variant.as_str()).collect::<Vec<_>>(), ["", "vote=signed", "compensation=mean", "secondary=task"]);
     let readme = std::fs::read_to_string(res.join("README.md")).unwrap();
     let section = readme.split("## Selection variants against today's default").nth(1).unwrap_or_else(|| panic!("{readme}"));
     // One paired row per variant, against the default's file, whose point is the
@@ -170,7 +170,7 @@ fn variants_are_paired_with_the_default_of_the_same_bytes() {
     assert!(!table.iter().any(|c| c[2] == "selectinfer"), "the default is not its own variant: {section}");
     // The rule table: one task paired, so the rule is not met.
     let rule: Vec<&Vec<String>> = table.iter().filter(|c| c[1].starts_with("tiny.F16.TASK-load0.7")).collect();
-    assert_eq!(rule.len(), 2, "{section}");
+    assert_eq!(rule.len(), 3, "{section}");
     assert!(rule.iter().all(|c| c[5] == "1" && c[8] == "no"), "{rule:?}");
 }
 

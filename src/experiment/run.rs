@@ -193,6 +193,7 @@ pub fn prepare_file(r: &Runner, m: &ModelSpec, pm: &PreparedModel, prep: &Prep) 
                 args.extend(["--down-layout".into(), down.name().into()]);
                 args.extend(["--importance".into(), variant.importance.name().into(), "--compensate".into(), format!("{:?}", variant.compensation).to_lowercase()]);
                 args.extend(["--budget".into(), format!("{:?}", variant.budget).to_lowercase(), "--budget-floor".into(), variant.budget_floor.to_string()]);
+                args.extend(["--secondary".into(), variant.secondary.name().into()]);
                 args.extend(slice_args(*load, *static_share, layers, &path));
                 r.step(&format!("{} slice", m.name), &args)?;
             }
