@@ -25,11 +25,13 @@ slice gemma-de-load0.7-static0.gguf --profile "$old" --static 0
 slice gemma-decs-load0.7.gguf --profile profiles/gemma-3-270m.F16
 for data in "$cs" data/wmt16_de_en_newstest2016_500.jsonl; do
     pair=$(basename "$data" _newstest2016_500.jsonl | sed 's/wmt16_//')
-    a=("$SI" perplexity --task translate --data "$data" --answers --shots 3 --limit "$n" --threads 2 --out "$R/answers.csv")
-    "${a[@]}" -m "$S/gemma-de-load0.7.gguf" --per-example "$E/gemma-$pair-de-profile.jsonl"
-    "${a[@]}" -m "$S/gemma-decs-load0.7.gguf" --paired-with "$E/gemma-$pair-de-profile.jsonl" --per-example "$E/gemma-$pair-decs-profile.jsonl"
+    # run NAME FILE [--paired-with F]: skipped when its per-example file exists (resumable).
+    run() { [ -f "$E/gemma-$pair-$1.jsonl" ] || "$SI" perplexity --task translate --data "$data" --answers --shots 3 --limit "$n" --threads 2 --out "$R/answers.csv" -m "$2" --per-example "$E/gemma-$pair-$1.jsonl" "${@:3}"; }
+    base=(--paired-with "$E/gemma-$pair-de-profile.jsonl")
+    run de-profile "$S/gemma-de-load0.7.gguf"
+    run decs-profile "$S/gemma-decs-load0.7.gguf" "${base[@]}"
     [ "$pair" = cs_en ] || continue
-    "${a[@]}" -m "$m" --paired-with "$E/gemma-$pair-de-profile.jsonl" --per-example "$E/gemma-$pair-reference.jsonl"
-    "${a[@]}" -m "$S/gemma-de-load0.7-static0.gguf" --paired-with "$E/gemma-$pair-de-profile.jsonl" --per-example "$E/gemma-$pair-model-wide.jsonl"
+    run reference "$m" "${base[@]}"
+    run model-wide "$S/gemma-de-load0.7-static0.gguf" "${base[@]}"
 done
 rm -f "$S"/gemma-de-load0.7.gguf "$S"/gemma-de-load0.7-static0.gguf "$S"/gemma-decs-load0.7.gguf

@@ -318,24 +318,41 @@ pub(super) fn tasks_chart(model: &str, rows: &[&EvalRow], d: &Defaults, suffix: 
     let tasks = task_order(&chosen);
     let prefer_uncapped = |r: &EvalRow| uncapped(r);
     let prefer_static = |r: &EvalRow| same(r.static_share, d.static_share.0);
-    let most_examples = chosen.iter().map(|r| r.examples).max().unwrap_or(0);
-    let series: Vec<BarSeries> = methods_of(&chosen)
-        .into_iter()
-        .map(|method| {
+    let most_examples = |task: &str| chosen.iter().filter(|r| r.task == task).map(|r| r.examples).max().unwrap_or(0);
+    // One series per method and selection variant (the paper's selection first,
+    // then the variants in row order, in lighter shades of the method's colour).
+    let mut settings: Vec<(String, String)> = Vec::new();
+    for method in methods_of(&chosen) {
+        let mut variants: Vec<String> = vec![];
+        for r in chosen.iter().filter(|r| r.method == method) {
+            if !variants.contains(&r.variant) {
+                variants.push(r.variant.clone());
+            }
+        }
+        variants.sort_by_key(|v| !v.is_empty());
+        settings.extend(variants.into_iter().map(|v| (method.clone(), v)));
+    }
+    let series: Vec<BarSeries> = settings
+        .iter()
+        .map(|(method, variant)| {
             let picked: Vec<Option<&EvalRow>> = tasks
                 .iter()
                 .map(|task| {
-                    let cell: Vec<&EvalRow> = chosen.iter().copied().filter(|r| &r.task == task && r.method == method).collect();
+                    let cell: Vec<&EvalRow> = chosen.iter().copied().filter(|r| &r.task == task && &r.method == method && &r.variant == variant).collect();
                     pick(&cell, &[&prefer_uncapped, &prefer_static])
                 })
                 .collect();
             let values = picked.iter().map(|r| r.and_then(primary_score).map(|(_, s)| s)).collect();
             let intervals = picked.iter().map(|r| r.and_then(primary_interval)).collect();
-            // A method scored on fewer examples (disk offload, whose answers equal
-            // the reference's) says so, or its bars would read as a score drop.
-            let fewest = picked.iter().flatten().map(|r| r.examples).min().unwrap_or(most_examples);
-            let label = if fewest < most_examples { format!("{method} ({fewest} ex.)") } else { method.clone() };
-            BarSeries { label, shade: 0, method, values, intervals }
+            let mut label = if variant.is_empty() { method.clone() } else { format!("{method} ({variant})") };
+            // A method scored on fewer examples of a task than the others (disk
+            // offload, whose answers equal the reference's) says so, or its bars
+            // would read as a score drop.
+            if let Some(fewest) = picked.iter().flatten().filter(|r| r.examples < most_examples(&r.task)).map(|r| r.examples).min() {
+                label.push_str(&format!(" ({fewest} ex.)"));
+            }
+            let shade = settings.iter().take_while(|(m, v)| !(m == method && v == variant)).filter(|(m, _)| m == method).count() as u8;
+            BarSeries { label, shade, method: method.clone(), values, intervals }
         })
         .collect();
     if series.is_empty() {

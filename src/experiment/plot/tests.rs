@@ -347,6 +347,25 @@ fn tasks_chart_takes_the_default_rows() {
     let labels: Vec<&str> = bars.series.iter().map(|s| s.label.as_str()).collect();
     assert_eq!(labels.last(), Some(&"disk-offload (10 ex.)"));
     assert_eq!(labels[0], "reference");
+
+    // A selection variant is its own series after the paper's selection (not one
+    // bar that shows whichever row came last), and a task scored on fewer examples
+    // by every method marks no one.
+    let mut variants = rows.clone();
+    let mut v = variants.iter().find(|r| r.method == "selectinfer" && r.task == "translate" && r.compute == Some(0.4) && (r.load - 0.7).abs() < 1e-9).unwrap().clone();
+    (v.variant, v.bleu) = ("compensation=mean".into(), Some(3.0));
+    variants.push(v);
+    variants.iter_mut().filter(|r| r.task == "summarize").for_each(|r| r.examples = 20);
+    let variants_ref: Vec<&EvalRow> = variants.iter().collect();
+    let Some(Chart::Bars(bars)) = tasks_chart("m", &variants_ref, &defaults(), "") else {
+        panic!("no tasks chart")
+    };
+    let labels: Vec<&str> = bars.series.iter().map(|s| s.label.as_str()).collect();
+    assert_eq!(labels[2..4], ["selectinfer", "selectinfer (compensation=mean)"]);
+    assert_eq!((bars.series[2].values[1], bars.series[3].values[1]), (Some(18.0 * 0.9), Some(3.0)));
+    assert_eq!((bars.series[2].shade, bars.series[3].shade), (0, 1));
+    assert_eq!(bars.series[3].values[0], None, "the variant has no qa row");
+    assert!(bars.series.iter().all(|s| !s.label.contains("ex.)")), "{labels:?}");
 }
 
 /// Renders the sample charts into /tmp/plots-preview for a look:
