@@ -17,13 +17,13 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 
-use super::config::{Cell, Experiment, Prep};
-use crate::compute::Vote;
-use crate::select::variant::SliceVariant;
 use super::child::EvalCall;
+use super::config::{Cell, Experiment, Prep};
 use super::run::scored_examples;
+use crate::compute::Vote;
 use crate::eval::bootstrap::{bootstrap, paired, per_example, resamples, Interval, Metric, PerExample, RESAMPLES, SEED};
 use crate::eval::harness::{EvalRow, Method};
+use crate::select::variant::SliceVariant;
 use crate::tasks::{read_examples, Example, Split, Task};
 
 /// Paired differences to the reference, by row index.
