@@ -426,3 +426,119 @@ fn answer_perplexity_equals_one_prefill_over_prompt_and_answer() {
     assert!(text.starts_with("timestamp,git_commit,model,variant,task,data,examples,shots,load,compute,token_share,tokens,ppl,ppl_lo,ppl_hi"), "{text}");
     common::assert_clean_failure(&["perplexity", "-m", model_path.to_str().unwrap(), "--compute", "0.4"], "--compute applies to --answers only");
 }
+
+/// A translate file of `n` examples for the sensitivity text (its profiling split
+/// is the first half).
+fn sensitivity_data(dir: &Path, n: usize) -> PathBuf {
+    let path = dir.join("sens.jsonl");
+    let lines: Vec<String> = (0..n).map(|i| serde_json::json!({"src": format!("the {i} word of a man is"), "ref": format!("a {} man", i * 7)}).to_string()).collect();
+    std::fs::write(&path, lines.join("\n")).unwrap();
+    path
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &to.join(e.file_name()));
+        } else {
+            std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+        }
+    }
+}
+
+#[test]
+fn output_sensitivity_equals_the_perplexity_of_each_one_layer_slice() {
+    use selectinfer::eval::perplexity::{evaluation_text, perplexity};
+    use selectinfer::eval::sensitivity::{measure, SensitivityRequest};
+    let dir = tempfile::tempdir().unwrap();
+    let data = sensitivity_data(dir.path(), 80);
+    let (pdir, _) = profile(SynthArch::Llama);
+    let model = common::tiny_model(SynthArch::Llama);
+    let req = SensitivityRequest {
+        model: model.clone(),
+        profile: pdir.clone(),
+        task: Task::Translate,
+        importance: Importance::Activation,
+        load: 0.5,
+        static_share: 0.2,
+        data: vec![data.clone()],
+        ctx: 64,
+        chunks: 3,
+        threads: 2,
+        progress: false,
+    };
+    let s = measure(&req).unwrap();
+    // Independent: the profiling half of the file as text, and real one-layer slice files.
+    let examples = selectinfer::tasks::read_examples(&data, Task::Translate).unwrap();
+    let text = evaluation_text(Split::Profile.select(&examples));
+    let whole = perplexity(&Model::load(&model, &LoadOptions::default()).unwrap(), &text, 64, Some(3), 2).unwrap();
+    assert_eq!((s.chunks, s.tokens), (3, whole.tokens));
+    assert!(close(s.reference_ppl, whole.ppl), "{} vs {}", s.reference_ppl, whole.ppl);
+    assert_eq!(s.layers.len(), 2);
+    for l in 0..2 {
+        let out = dir.path().join(format!("layer{l}.gguf"));
+        let req = SliceRequest {
+            model: model.clone(),
+            output: out.clone(),
+            source: SliceSource::Profile { dir: pdir.clone(), task: Task::Translate },
+            load: 0.5,
+            static_share: 0.2,
+            layers: Some(l..l + 1),
+            verify: false,
+            source_sha256: None,
+            down_layout: Default::default(),
+        };
+        slice_model_with(&req, &SliceVariant::default()).unwrap();
+        let sliced = perplexity(&Model::load(&out, &LoadOptions::default()).unwrap(), &text, 64, Some(3), 2).unwrap();
+        assert!((s.layers[l].ppl - sliced.ppl).abs() <= 1e-3 * sliced.ppl, "layer {l}: masked {} vs sliced file {}", s.layers[l].ppl, sliced.ppl);
+        assert!((s.layers[l].cost - (sliced.mean_nll - whole.mean_nll)).abs() < 1e-3, "layer {l}");
+        assert!(s.layers[l].cost.abs() > 1e-6, "layer {l}: slicing half the layer changes the output");
+    }
+}
+
+#[test]
+fn output_budget_spends_the_same_bytes_by_measured_cost() {
+    use selectinfer::profile::sensitivity::{read_sensitivity, sensitivity_path};
+    let dir = tempfile::tempdir().unwrap();
+    let data = sensitivity_data(dir.path(), 80);
+    let pdir = dir.path().join("profile");
+    copy_dir(&profile(SynthArch::Llama).0, &pdir);
+    let model = common::tiny_model(SynthArch::Llama);
+    let (m, p, d) = (model.to_str().unwrap(), pdir.to_str().unwrap(), data.to_str().unwrap());
+    let sliced = dir.path().join("o.gguf");
+    let o = sliced.to_str().unwrap();
+    let slice_args = ["slice", "-m", m, "--profile", p, "--task", "translate", "--load", "0.6", "--static", "0.2", "--layers", "0..2", "--budget", "output", "--budget-floor", "0.3", "-o", o];
+    // Without the measurement, a clear error that names the command.
+    common::assert_clean_failure(&slice_args, "selectinfer profile sensitivity");
+    assert!(!sliced.exists());
+    let out = common::selectinfer(&["profile", "sensitivity", "-m", m, "--task", "translate", "--data", d, "--ctx", "64", "--chunks", "3", "--load", "0.5", "--static", "0.2", p]);
+    assert!(out.status.success(), "{}", common::text(&out).1);
+    let path = sensitivity_path(&pdir, Task::Translate);
+    let mut s = read_sensitivity(&path).unwrap();
+    assert_eq!((s.load, s.static_share, s.data.clone()), (0.5, 0.2, vec!["sens.jsonl".to_string()]));
+    // Set the costs by hand so that the test knows them: layer 0 costs 30x layer 1.
+    s.layers[0].cost = 0.3;
+    s.layers[1].cost = 0.01;
+    std::fs::write(&path, serde_json::to_vec(&s).unwrap()).unwrap();
+    let out = common::selectinfer(&slice_args);
+    assert!(out.status.success(), "{}", common::text(&out).1);
+    let g = GgufFile::read(&sliced).unwrap();
+    let meta = SliceMeta::from_gguf(&g).unwrap().unwrap();
+    assert_eq!(meta.variant, SliceVariant { budget: Budget::Output, budget_floor: 0.3, ..SliceVariant::default() });
+    assert_eq!(meta.variant.label(), "budget=output/0.3");
+    // Independent: each layer's further neurons are worth cost_l x score / (the
+    // score mass beyond its top round(0.5 * 192) = 96); beyond the floor of 58 per
+    // layer the globally largest 2 * 115 - 2 * 58 worths are kept (equal bytes).
+    let base = ranking::read_ranking(&ranking::task_ranking_path(&pdir, Task::Translate), &pdir).unwrap();
+    let mut pooled: Vec<(f64, usize)> = Vec::new();
+    for (l, layer) in base.layers.iter().enumerate() {
+        let dropped: f64 = layer.scores[96..].iter().sum();
+        pooled.extend(layer.scores[58..].iter().map(|x| (s.layers[l].cost * x / dropped, l)));
+    }
+    pooled.sort_by(|a, b| b.0.partial_cmp(&a.0).unwrap());
+    let expect: Vec<u64> = (0..2).map(|l| 58 + pooled[..114].iter().filter(|p| p.1 == l).count() as u64).collect();
+    assert_eq!(ModelInfo::from_gguf(&g).unwrap().n_ff, expect);
+    assert!(expect[0] > expect[1], "the costlier layer keeps more: {expect:?}");
+}

@@ -1,4 +1,5 @@
-//! `selectinfer profile` (record), `profile merge` and `profile overlap`.
+//! `selectinfer profile` (record), `profile merge`, `profile overlap` and
+//! `profile sensitivity`.
 
 use std::path::PathBuf;
 
@@ -75,19 +76,61 @@ pub enum ProfileAction {
         #[command(flatten)]
         json: super::opts::JsonArg,
     },
+    /// Measure what slicing each layer alone costs the output, for `slice --budget
+    /// output`: perplexity of the task's profiling text (its profiling split, each
+    /// prompt with its first reference; never the evaluation split) with only that
+    /// layer sliced at --load as `slice` would, against the whole model. Writes
+    /// DIR/sensitivity/TASK.json (DIR/contribution/sensitivity/ for that ranking).
+    Sensitivity(SensitivityArgs),
+}
+
+/// Arguments of `profile sensitivity`.
+#[derive(Debug, clap::Args)]
+pub struct SensitivityArgs {
+    /// Profile directory (with the task's ranking).
+    pub dir: PathBuf,
+    /// The whole model the profile was made from (or a conversion of it; F16 is
+    /// the reference the profile describes).
+    #[arg(short, long)]
+    pub model: PathBuf,
+    /// The task whose ranking slices each layer and whose profiling text is scored.
+    #[arg(long, value_enum)]
+    pub task: Task,
+    /// Ranking of the one-layer slices: activation (the paper's) or contribution.
+    #[arg(long, value_enum, default_value_t = crate::profile::ranking::Importance::Activation)]
+    pub importance: crate::profile::ranking::Importance,
+    /// Load share gamma of each one-layer slice.
+    #[arg(long, default_value_t = 0.7, value_parser = super::opts::parse_share)]
+    pub load: f64,
+    /// Static share delta of each one-layer slice (the top of the task ranking).
+    #[arg(long = "static", default_value_t = 0.3)]
+    pub static_share: f64,
+    /// JSON Lines task file whose profiling split is scored (default: the task's
+    /// bundled files, for translate every bundled pair).
+    #[arg(long)]
+    pub data: Option<PathBuf>,
+    /// Chunk length in tokens (the second half of each chunk is scored).
+    #[arg(long, default_value_t = 512, value_parser = super::opts::parse_ctx)]
+    pub ctx: u32,
+    /// Most chunks per run (n_layer + 1 runs in all).
+    #[arg(long, default_value_t = 4, value_parser = super::opts::parse_count)]
+    pub chunks: usize,
+    #[command(flatten)]
+    pub threads: super::opts::ThreadsArg,
 }
 
 pub fn run(args: ProfileArgs) -> anyhow::Result<()> {
     match args.action {
         Some(ProfileAction::Merge { dir }) => merge(&dir),
         Some(ProfileAction::Overlap { dir, top, json }) => overlap(&dir, top, json.json),
+        Some(ProfileAction::Sensitivity(a)) => sensitivity(a),
         None => record(args.run),
     }
 }
 
 fn record(a: RunArgs) -> anyhow::Result<()> {
     let (Some(model), Some(task), Some(out_dir)) = (a.model.clone(), a.task, a.output.clone()) else {
-        anyhow::bail!("profile needs -m MODEL, --task TASK and -o DIR (or a subcommand: merge, overlap)");
+        anyhow::bail!("profile needs -m MODEL, --task TASK and -o DIR (or a subcommand: merge, overlap, sensitivity)");
     };
     if out_dir.exists() && !out_dir.is_dir() {
         anyhow::bail!("-o {} is not a folder; profiles are folders (DIR/raw/*.json, DIR/task-*.json)", out_dir.display());
@@ -150,6 +193,28 @@ fn merge(dir: &std::path::Path) -> anyhow::Result<()> {
     for p in written {
         eprintln!("profile merge: wrote {}", p.display());
     }
+    Ok(())
+}
+
+fn sensitivity(a: SensitivityArgs) -> anyhow::Result<()> {
+    use crate::profile::sensitivity::sensitivity_path;
+    let out = sensitivity_path(&a.importance.ranking_dir(&a.dir), a.task);
+    let req = crate::eval::sensitivity::SensitivityRequest {
+        model: a.model,
+        profile: a.dir,
+        task: a.task,
+        importance: a.importance,
+        load: a.load,
+        static_share: a.static_share,
+        data: a.data.map_or_else(|| a.task.profiling_data().iter().map(PathBuf::from).collect(), |d| vec![d]),
+        ctx: a.ctx as usize,
+        chunks: a.chunks,
+        threads: a.threads.get(),
+        progress: true,
+    };
+    let s = crate::eval::sensitivity::measure(&req)?;
+    ranking::write_json(&out, &s).with_context(|| format!("writing {}", out.display()))?;
+    eprintln!("profile sensitivity: wrote {}", out.display());
     Ok(())
 }
 

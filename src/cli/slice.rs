@@ -54,11 +54,13 @@ pub struct SliceArgs {
     /// Spread of the loaded neurons over layers: the same gamma*N in every
     /// sparsified layer (uniform), or the same total FFN bytes with per-layer widths
     /// where each neuron captures the largest share of its layer's importance mass
-    /// (sensitivity; the sparsified range becomes the layers that keep fewer than
-    /// all their neurons, and --layers only sets the byte budget).
+    /// (sensitivity), or where it saves the most of the layer's measured cost to
+    /// the output (output: reads DIR/sensitivity/TASK.json from `profile
+    /// sensitivity`). With either the sparsified range becomes the layers that keep
+    /// fewer than all their neurons, and --layers only sets the byte budget.
     #[arg(long, value_enum, default_value_t = Budget::Uniform)]
     pub budget: Budget,
-    /// Least load share of any layer under --budget sensitivity (at least the phi
+    /// Least load share of any layer under --budget sensitivity or output (at least the phi
     /// that decode will compute).
     #[arg(long, default_value_t = 0.4)]
     pub budget_floor: f64,

@@ -5,7 +5,8 @@
 //! against [`crate::tasks::Example::references`] with the metric the task's papers
 //! report ([`metrics`]), with 95% bootstrap intervals ([`bootstrap`]). [`harness`]
 //! runs one [`method`] on one task and writes one [`row`] of a results CSV;
-//! [`perplexity`] measures a file's perplexity on a text.
+//! [`perplexity`] measures a file's perplexity on a text, and [`sensitivity`] what
+//! slicing each layer alone costs it.
 
 pub mod answers;
 pub mod bootstrap;
@@ -14,3 +15,4 @@ pub mod method;
 pub mod metrics;
 pub mod perplexity;
 pub mod row;
+pub mod sensitivity;

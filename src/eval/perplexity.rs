@@ -15,7 +15,7 @@
 
 use anyhow::ensure;
 
-use crate::engine::{Model, Session, SessionOptions};
+use crate::engine::{Model, Session, SessionOptions, TensorObserver};
 use crate::tasks::Example;
 
 /// The outcome of [`perplexity`].
@@ -84,12 +84,25 @@ pub fn nll(logits: &[f32], target: usize) -> f64 {
 
 /// Perplexity of `text` in chunks of `n_ctx` tokens (at most `max_chunks`).
 pub fn perplexity(model: &Model, text: &str, n_ctx: usize, max_chunks: Option<usize>, threads: i32) -> anyhow::Result<Perplexity> {
+    perplexity_observed(model, text, n_ctx, max_chunks, threads, None)
+}
+
+/// [`perplexity`] with an observer on the graph (e.g. a
+/// [`crate::select::NeuronMask`] that slices layers without writing a file).
+pub fn perplexity_observed(
+    model: &Model,
+    text: &str,
+    n_ctx: usize,
+    max_chunks: Option<usize>,
+    threads: i32,
+    observer: Option<Box<dyn TensorObserver>>,
+) -> anyhow::Result<Perplexity> {
     ensure!(n_ctx >= 16, "the chunk length must be at least 16 tokens");
     let tokens = model.tokenize(text, true, false);
     let n_chunks = (tokens.len() / n_ctx).min(max_chunks.unwrap_or(usize::MAX));
     ensure!(n_chunks > 0, "the text has {} tokens, fewer than one chunk of {n_ctx}", tokens.len());
     let bos = model.tokenize("", true, false).first().copied();
-    let mut s = Session::new(model, SessionOptions { n_ctx: n_ctx as u32, n_batch: n_ctx as u32, threads, observer: None })?;
+    let mut s = Session::new(model, SessionOptions { n_ctx: n_ctx as u32, n_batch: n_ctx as u32, threads, observer })?;
     let (mut sum, mut count) = (0f64, 0usize);
     let bar = crate::output::progress_bar(true, n_chunks as u64, "perplexity");
     for c in 0..n_chunks {

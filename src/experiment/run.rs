@@ -188,11 +188,14 @@ pub fn prepare_file(r: &Runner, m: &ModelSpec, pm: &PreparedModel, prep: &Prep) 
                 None => pm.f16.clone(),
                 Some(q) => prepare_file(r, m, pm, &Prep::Quant(q))?,
             };
+            if variant.budget == crate::select::variant::Budget::Output {
+                measure_sensitivity(r, m, pm, *task, variant.importance)?;
+            }
             if !slice_is_current(&path, pm, &source, prep, Some(&m.profile))? {
                 let mut args = vec!["slice".into(), "-m".into(), source.display().to_string(), "--profile".into(), m.profile.display().to_string(), "--task".into(), task.name().into()];
                 args.extend(["--down-layout".into(), down.name().into()]);
                 args.extend(["--importance".into(), variant.importance.name().into(), "--compensate".into(), format!("{:?}", variant.compensation).to_lowercase()]);
-                args.extend(["--budget".into(), format!("{:?}", variant.budget).to_lowercase(), "--budget-floor".into(), variant.budget_floor.to_string()]);
+                args.extend(["--budget".into(), variant.budget.name().into(), "--budget-floor".into(), variant.budget_floor.to_string()]);
                 args.extend(["--secondary".into(), variant.secondary.name().into()]);
                 args.extend(slice_args(*load, *static_share, layers, &path));
                 r.step(&format!("{} slice", m.name), &args)?;
@@ -207,6 +210,18 @@ pub fn prepare_file(r: &Runner, m: &ModelSpec, pm: &PreparedModel, prep: &Prep) 
         }
     }
     Ok(path)
+}
+
+/// Measures the task's per-layer output sensitivity on the F16 file (the default
+/// gamma 0.7, delta 0.3) into the profile, unless it is there: `--budget output`
+/// reads it. One file per task and ranking serves every load of the sweep.
+fn measure_sensitivity(r: &Runner, m: &ModelSpec, pm: &PreparedModel, task: crate::tasks::Task, importance: crate::profile::ranking::Importance) -> anyhow::Result<()> {
+    let file = crate::profile::sensitivity::sensitivity_path(&importance.ranking_dir(&m.profile), task);
+    if file.exists() {
+        return Ok(());
+    }
+    let args = ["profile", "sensitivity", "-m", &pm.f16.display().to_string(), "--task", task.name(), "--importance", importance.name(), &m.profile.display().to_string()];
+    r.step(&format!("{} {task} sensitivity", m.name), &args.map(String::from))
 }
 
 fn slice_args(load: f64, static_share: f64, layers: &Option<std::ops::Range<usize>>, out: &Path) -> Vec<String> {
@@ -233,8 +248,8 @@ fn slice_is_current(path: &Path, pm: &PreparedModel, source: &Path, prep: &Prep,
     };
     let info = ModelInfo::from_gguf(&GgufFile::read(&pm.f16)?)?;
     let range = layers.clone().unwrap_or_else(|| crate::select::default_layer_range(info.n_layer));
-    // A sensitivity budget chooses its own range (the layers that keep fewer than all).
-    let range_ok = (meta.layer_start == range.start && meta.layer_end == range.end) || meta.variant.budget == crate::select::variant::Budget::Sensitivity;
+    // A per-layer budget chooses its own range (the layers that keep fewer than all).
+    let range_ok = (meta.layer_start == range.start && meta.layer_end == range.end) || meta.variant.budget.is_per_layer();
     let source_sha256 = pm.source_sha256(source)?;
     let layout_ok = match prep {
         Prep::ProfileSlice { down, .. } => crate::select::rewrite::DownLayout::of(&g) == *down,

@@ -7,6 +7,8 @@
 //!   paper's), or per-layer widths for the same total FFN bytes, spent where a
 //!   neuron captures the largest share of its layer's importance mass; the
 //!   sparsified range is then the layers that keep fewer than all their neurons;
+//!   or widths for the same bytes weighted by what each layer's slice costs the
+//!   output (measured per task, [`crate::profile::sensitivity`]);
 //! - **compensation** ([`Compensation`]): nothing, or the mean contribution of the
 //!   dropped neurons over the profiling tokens, W_down[:, dropped] x mean(a_dropped),
 //!   written as the layer's `ffn_down` bias (training-free bias compensation, as in
@@ -28,6 +30,7 @@ use crate::gguf::{GgufFile, Value};
 use crate::model::ModelInfo;
 pub use crate::profile::ranking::Importance;
 use crate::profile::ranking::{model_ranking_path, read_ranking, read_raw_dir, signed_means, task_ranking_path, Ranking};
+use crate::profile::sensitivity::{read_sensitivity, sensitivity_path, LayerSensitivity};
 use crate::tasks::Task;
 
 /// How the loaded neurons are spread over layers.
@@ -39,7 +42,32 @@ pub enum Budget {
     Uniform,
     /// The same total FFN bytes, per-layer widths by captured importance share.
     Sensitivity,
+    /// The same total FFN bytes, per-layer widths by what each layer's slice costs
+    /// the output (the task's measured sensitivity file, `profile sensitivity`).
+    Output,
 }
+
+impl Budget {
+    /// The name used on the command line and in metadata.
+    pub fn name(self) -> &'static str {
+        match self {
+            Budget::Uniform => "uniform",
+            Budget::Sensitivity => "sensitivity",
+            Budget::Output => "output",
+        }
+    }
+
+    /// Whether per-layer widths are chosen (the range then follows the widths).
+    pub fn is_per_layer(self) -> bool {
+        self != Budget::Uniform
+    }
+}
+
+/// Least cost (nats) a layer's measured sensitivity counts for under
+/// [`Budget::Output`]: a layer whose slice cost nothing (or measured slightly
+/// negative, within the measurement's noise) still ranks its own neurons, but below
+/// every layer with a measured cost.
+pub const MIN_LAYER_COST: f64 = 1e-4;
 
 /// What replaces the dropped neurons' output.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize, clap::ValueEnum)]
@@ -59,7 +87,7 @@ pub struct SliceVariant {
     pub importance: Importance,
     /// Spread over layers.
     pub budget: Budget,
-    /// Least load share of any layer under [`Budget::Sensitivity`].
+    /// Least load share of any layer under a per-layer budget.
     pub budget_floor: f64,
     /// Compensation of the dropped neurons.
     pub compensation: Compensation,
@@ -111,8 +139,8 @@ impl SliceVariant {
         if self.importance != Importance::Activation {
             parts.push(format!("importance={}", self.importance.name()));
         }
-        if self.budget == Budget::Sensitivity {
-            parts.push(format!("budget=sensitivity/{}", self.budget_floor));
+        if self.budget.is_per_layer() {
+            parts.push(format!("budget={}/{}", self.budget.name(), self.budget_floor));
         }
         if self.compensation == Compensation::Mean {
             parts.push("compensation=mean".into());
@@ -130,7 +158,11 @@ impl SliceVariant {
         let s = |k: &str| g.get_str(&key(k)).map(str::to_string);
         SliceVariant {
             importance: if s("importance").as_deref() == Some("contribution") { Importance::Contribution } else { d.importance },
-            budget: if s("budget").as_deref() == Some("sensitivity") { Budget::Sensitivity } else { d.budget },
+            budget: match s("budget").as_deref() {
+                Some("sensitivity") => Budget::Sensitivity,
+                Some("output") => Budget::Output,
+                _ => d.budget,
+            },
             budget_floor: g.get(&key("budget_floor")).and_then(Value::as_f64).unwrap_or(d.budget_floor),
             compensation: if s("compensation").as_deref() == Some("mean") { Compensation::Mean } else { d.compensation },
             secondary: if s("secondary").as_deref() == Some("task") { Secondary::Task } else { d.secondary },
@@ -144,10 +176,10 @@ impl SliceVariant {
         }
         let mut m = vec![
             (key("importance"), Value::String(self.importance.name().into())),
-            (key("budget"), Value::String(if self.budget == Budget::Sensitivity { "sensitivity" } else { "uniform" }.into())),
+            (key("budget"), Value::String(self.budget.name().into())),
             (key("compensation"), Value::String(if self.compensation == Compensation::Mean { "mean" } else { "none" }.into())),
         ];
-        if self.budget == Budget::Sensitivity {
+        if self.budget.is_per_layer() {
             m.push((key("budget_floor"), Value::F64(self.budget_floor)));
         }
         if self.secondary != Secondary::Model {
@@ -158,7 +190,7 @@ impl SliceVariant {
 
     /// The sparsified range and each layer's load share before block rounding:
     /// `gamma` over `range` (uniform), or the [`allocate`]d widths for the same
-    /// bytes (sensitivity; needs a profile).
+    /// bytes (sensitivity and output; need a profile).
     pub fn layer_loads(
         &self,
         src: &GgufFile,
@@ -170,7 +202,7 @@ impl SliceVariant {
         if self.budget == Budget::Uniform {
             return Ok((range, vec![gamma; info.n_layer]));
         }
-        let Some((dir, task)) = profile else { bail!("--budget sensitivity needs a profile (--profile DIR --task T), not --random") };
+        let Some((dir, task)) = profile else { bail!("--budget {} needs a profile (--profile DIR --task T), not --random", self.budget.name()) };
         ensure!(
             self.budget_floor > 0.0 && self.budget_floor <= gamma,
             "--budget-floor must be in (0, --load = {gamma}], got {}",
@@ -178,7 +210,11 @@ impl SliceVariant {
         );
         let base = self.ranking(dir, Some(task))?;
         let bytes = layer_ffn_bytes(src, info.n_layer);
-        let kept = allocate(&base, &info.n_ff, &bytes, &range, gamma, self.budget_floor);
+        let weights = match self.budget {
+            Budget::Output => output_weights(&base, &self.sensitivity(dir, task, info)?),
+            _ => share_weights(&base),
+        };
+        let kept = allocate(&base, &weights, &info.n_ff, &bytes, &range, gamma, self.budget_floor);
         let loads: Vec<f64> = kept.iter().zip(&info.n_ff).map(|(&k, &n)| k as f64 / n as f64).collect();
         let partial: Vec<usize> = (0..info.n_layer).filter(|&l| kept[l] < info.n_ff[l] as usize).collect();
         let new_range = match (partial.first(), partial.last()) {
@@ -186,6 +222,29 @@ impl SliceVariant {
             _ => range,
         };
         Ok((new_range, loads))
+    }
+
+    /// The task's measured output sensitivity for this variant's ranking.
+    pub fn sensitivity(&self, dir: &Path, task: Task, info: &ModelInfo) -> anyhow::Result<LayerSensitivity> {
+        let path = sensitivity_path(&self.importance.ranking_dir(dir), task);
+        if !path.exists() {
+            bail!(
+                "{} is missing: --budget output needs the task's measured per-layer sensitivity \
+                 (selectinfer profile sensitivity -m MODEL {} --task {task}{})",
+                path.display(),
+                dir.display(),
+                if self.importance == Importance::Contribution { " --importance contribution" } else { "" }
+            );
+        }
+        let s = read_sensitivity(&path)?;
+        ensure!(
+            s.model.n_ff == info.n_ff,
+            "{} was measured on a model with FFN widths {:?}, not this one's {:?}",
+            path.display(),
+            s.model.n_ff,
+            info.n_ff
+        );
+        Ok(s)
     }
 
     /// This variant's ranking of `task` (or the model-wide one) in a profile directory.
@@ -261,12 +320,35 @@ pub fn layer_ffn_bytes(g: &GgufFile, n_layer: usize) -> Vec<u64> {
     bytes
 }
 
+/// Layer weights of [`Budget::Sensitivity`]: 1 / the layer's total score, so that a
+/// neuron's gain is the share of its layer's importance mass it captures.
+pub fn share_weights(base: &Ranking) -> Vec<f64> {
+    base.layers.iter().map(|r| 1.0 / r.scores.iter().sum::<f64>().max(f64::MIN_POSITIVE)).collect()
+}
+
+/// Layer weights of [`Budget::Output`]: the layer's measured cost c_l (at least
+/// [`MIN_LAYER_COST`]) divided by the score mass its measured slice dropped, D_l =
+/// the scores beyond the top round(gamma_m*N) of the ranking. The cost of keeping k
+/// neurons is modelled as c_l x (mass beyond k) / D_l, equal to the measurement at
+/// k = gamma_m*N and zero when the layer is whole, so one more neuron saves
+/// weight_l x its score.
+pub fn output_weights(base: &Ranking, s: &LayerSensitivity) -> Vec<f64> {
+    base.layers
+        .iter()
+        .zip(&s.layers)
+        .map(|(r, c)| {
+            let dropped: f64 = r.scores.iter().skip(count(s.load, r.scores.len())).sum();
+            c.cost.max(MIN_LAYER_COST) / dropped.max(f64::MIN_POSITIVE)
+        })
+        .collect()
+}
+
 /// Per-layer kept widths for the FFN bytes of `round(gamma*N)` in every layer of
 /// `range` (the others whole), spent greedily: every layer starts at
 /// `round(floor*N)`, then the next neuron goes to the layer whose next-ranked neuron
-/// has the largest share of its layer's total score per byte, until the next one
-/// no longer fits. Layers outside `range` take part too, so the range follows.
-pub fn allocate(base: &Ranking, n_ff: &[u64], bytes: &[u64], range: &Range<usize>, gamma: f64, floor: f64) -> Vec<usize> {
+/// has the largest gain per byte, weights[l] x its score, until the next one no
+/// longer fits. Layers outside `range` take part too, so the range follows.
+pub fn allocate(base: &Ranking, weights: &[f64], n_ff: &[u64], bytes: &[u64], range: &Range<usize>, gamma: f64, floor: f64) -> Vec<usize> {
     let n_layer = n_ff.len();
     let per_neuron: Vec<f64> = (0..n_layer).map(|l| bytes[l] as f64 / n_ff[l] as f64).collect();
     let target: f64 = (0..n_layer)
@@ -274,8 +356,7 @@ pub fn allocate(base: &Ranking, n_ff: &[u64], bytes: &[u64], range: &Range<usize
         .sum();
     let mut kept: Vec<usize> = (0..n_layer).map(|l| count(floor, n_ff[l] as usize)).collect();
     let mut spent: f64 = (0..n_layer).map(|l| kept[l] as f64 * per_neuron[l]).sum();
-    let totals: Vec<f64> = base.layers.iter().map(|r| r.scores.iter().sum::<f64>().max(f64::MIN_POSITIVE)).collect();
-    let gain = |l: usize, k: usize| base.layers[l].scores.get(k).map_or(f64::NEG_INFINITY, |s| s / totals[l] / per_neuron[l]);
+    let gain = |l: usize, k: usize| base.layers[l].scores.get(k).map_or(f64::NEG_INFINITY, |s| s * weights[l] / per_neuron[l]);
     loop {
         let best = (0..n_layer)
             .filter(|&l| kept[l] < n_ff[l] as usize && spent + per_neuron[l] <= target + 1e-6)

@@ -398,13 +398,13 @@ impl Experiment {
 
 /// The file-name suffix of a slice variant (empty for the paper's selection).
 fn variant_suffix(v: &crate::select::variant::SliceVariant) -> String {
-    use crate::select::variant::{Budget, Compensation, Importance, Secondary};
+    use crate::select::variant::{Compensation, Importance, Secondary};
     let mut s = String::new();
     if v.importance == Importance::Contribution {
         s.push_str("-contribution");
     }
-    if v.budget == Budget::Sensitivity {
-        s.push_str(&format!("-sensitivity{}", share_text(v.budget_floor)));
+    if v.budget.is_per_layer() {
+        s.push_str(&format!("-{}{}", v.budget.name(), share_text(v.budget_floor)));
     }
     if v.compensation == Compensation::Mean {
         s.push_str("-compensate");
