@@ -19,9 +19,10 @@ use anyhow::Context;
 use super::perplexity::{evaluation_text, perplexity_observed};
 use crate::engine::{LoadOptions, Model};
 use crate::model::ModelInfo;
-use crate::profile::ranking::{check_model_lineage, lineage, model_ranking_path, read_ranking, task_ranking_path, Importance};
+use crate::profile::ranking::{lineage, Importance};
 use crate::profile::sensitivity::{LayerCost, LayerSensitivity, SENSITIVITY_FORMAT};
 use crate::select::plan::keep_from_profile;
+use crate::select::variant::SliceVariant;
 use crate::select::NeuronMask;
 use crate::tasks::{read_examples, Split, Task};
 
@@ -55,14 +56,10 @@ pub fn measure(req: &SensitivityRequest) -> anyhow::Result<LayerSensitivity> {
     let model = Model::load(&req.model, &LoadOptions::default())?;
     let info = ModelInfo::from_gguf(model.gguf())?;
     let activation = info.require_gated_ffn().map_err(anyhow::Error::msg)?;
-    let dir = req.importance.ranking_dir(&req.profile);
-    let (base_path, sec_path) = (task_ranking_path(&dir, req.task), model_ranking_path(&dir));
-    let base = read_ranking(&base_path, &dir)?;
-    let secondary = read_ranking(&sec_path, &dir)?;
+    // The paper's slice (the model-wide secondary ranking) of the chosen importance.
+    let variant = SliceVariant { importance: req.importance, ..SliceVariant::default() };
     let fp = crate::profile::fingerprint(&req.model, &info)?;
-    let lin = lineage(model.gguf());
-    check_model_lineage(&base_path, &base.model, &fp, &lin)?;
-    check_model_lineage(&sec_path, &secondary.model, &fp, &lin)?;
+    let (base, secondary) = variant.slice_rankings(&req.profile, req.task, &fp, &lineage(model.gguf()))?;
 
     let mut texts = Vec::new();
     for d in &req.data {

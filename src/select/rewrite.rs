@@ -24,11 +24,11 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, ensure, Context};
 
 use super::plan::{keep_from_profile, keep_random, LayerKeep};
-use super::variant::{Secondary, SliceVariant};
+use super::variant::SliceVariant;
 use crate::engine::{gather_columns, gather_rows, requantize_columns, transpose_columns, LoadOptions, Model};
 use crate::gguf::{GgmlType, GgufFile, GgufWriter, TensorInfo, TensorSpec, Value};
 use crate::model::{ffn_down_neuron_major, split_block_name, ModelInfo, NEURON_MAJOR_KEY};
-use crate::profile::ranking::{check_model_lineage, model_ranking_path, read_ranking, task_ranking_path};
+use crate::profile::ranking::{model_ranking_path, task_ranking_path};
 use crate::profile::{file_sha256, fingerprint_with_sha256};
 use crate::synth::{encode_floats, SplitMix64};
 use crate::tasks::Task;
@@ -348,22 +348,12 @@ pub fn slice_model_with(req: &SliceRequest, variant: &SliceVariant) -> anyhow::R
         .collect::<anyhow::Result<_>>()?;
     let (keeps, task, seed, profile_sha) = match &req.source {
         SliceSource::Profile { dir, task } => {
-            let dir = &variant.importance.ranking_dir(dir);
             let fp = fingerprint_with_sha256(&req.model, &info, source_sha.clone());
-            let sec_path = match variant.secondary {
-                Secondary::Model => model_ranking_path(dir),
-                Secondary::Task => task_ranking_path(dir, *task),
-            };
-            let base_path = task_ranking_path(dir, *task);
-            let base = read_ranking(&base_path, dir)?;
-            let secondary = read_ranking(&sec_path, dir)?;
-            let lineage = crate::profile::ranking::lineage(&src);
-            check_model_lineage(&base_path, &base.model, &fp, &lineage)?;
-            check_model_lineage(&sec_path, &secondary.model, &fp, &lineage)?;
+            let (base, secondary) = variant.slice_rankings(dir, *task, &fp, &crate::profile::ranking::lineage(&src))?;
             let keeps: Vec<Option<LayerKeep>> = (0..info.n_layer)
                 .map(|l| range.contains(&l).then(|| keep_from_profile(&base.layers[l], &secondary.layers[l], loads[l], req.static_share.min(loads[l]))))
                 .collect();
-            (keeps, Some(task.name().to_string()), None, Some(profile_sha256(dir, *task)?))
+            (keeps, Some(task.name().to_string()), None, Some(profile_sha256(&variant.importance.ranking_dir(dir), *task)?))
         }
         SliceSource::Random { seed } => {
             let mut rng = SplitMix64::new(*seed);

@@ -29,7 +29,7 @@ use super::plan::{count, LayerKeep};
 use crate::gguf::{GgufFile, Value};
 use crate::model::ModelInfo;
 pub use crate::profile::ranking::Importance;
-use crate::profile::ranking::{model_ranking_path, read_ranking, read_raw_dir, signed_means, task_ranking_path, Ranking};
+use crate::profile::ranking::{check_model_lineage, model_ranking_path, read_ranking, read_raw_dir, signed_means, task_ranking_path, ModelFingerprint, Ranking};
 use crate::profile::sensitivity::{read_sensitivity, sensitivity_path, LayerSensitivity};
 use crate::tasks::Task;
 
@@ -245,6 +245,23 @@ impl SliceVariant {
             info.n_ff
         );
         Ok(s)
+    }
+
+    /// The base (the task's) and secondary rankings a profile slice of `task` takes
+    /// its neurons from, each checked to describe the model `fp` (or a file in its
+    /// `lineage`).
+    pub fn slice_rankings(&self, dir: &Path, task: Task, fp: &ModelFingerprint, lineage: &[String]) -> anyhow::Result<(Ranking, Ranking)> {
+        let dir = &self.importance.ranking_dir(dir);
+        let sec_path = match self.secondary {
+            Secondary::Model => model_ranking_path(dir),
+            Secondary::Task => task_ranking_path(dir, task),
+        };
+        let base_path = task_ranking_path(dir, task);
+        let base = read_ranking(&base_path, dir)?;
+        let secondary = read_ranking(&sec_path, dir)?;
+        check_model_lineage(&base_path, &base.model, fp, lineage)?;
+        check_model_lineage(&sec_path, &secondary.model, fp, lineage)?;
+        Ok((base, secondary))
     }
 
     /// This variant's ranking of `task` (or the model-wide one) in a profile directory.
