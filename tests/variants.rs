@@ -541,4 +541,19 @@ fn output_budget_spends_the_same_bytes_by_measured_cost() {
     let expect: Vec<u64> = (0..2).map(|l| 58 + pooled[..114].iter().filter(|p| p.1 == l).count() as u64).collect();
     assert_eq!(ModelInfo::from_gguf(&g).unwrap().n_ff, expect);
     assert!(expect[0] > expect[1], "the costlier layer keeps more: {expect:?}");
+    // The slice records the costs it read beside the rankings: sha256 of the ranking
+    // hash followed by the sensitivity file's own sha256 (computed here with sha2).
+    // Costs measured again are another selection, so the slice no longer matches.
+    let file_sha = |p: &Path| -> String {
+        use sha2::Digest;
+        format!("{:x}", sha2::Sha256::digest(std::fs::read(p).unwrap()))
+    };
+    let rankings = selectinfer::select::rewrite::profile_sha256(&pdir, Task::Translate).unwrap();
+    let recorded = |p: &Path| selectinfer::util::hash::sha256_hex(format!("{rankings}{}", file_sha(p)).as_bytes());
+    assert_eq!(meta.profile_sha256, Some(recorded(&path)));
+    s.layers[1].cost = 0.02;
+    std::fs::write(&path, serde_json::to_vec(&s).unwrap()).unwrap();
+    let now = meta.variant.selection_sha256(&pdir, Task::Translate).unwrap();
+    assert_eq!(now, recorded(&path));
+    assert_ne!(meta.profile_sha256, Some(now));
 }

@@ -258,8 +258,8 @@ fn slice_is_current(path: &Path, pm: &PreparedModel, source: &Path, prep: &Prep,
     let source_ok = layout_ok && meta.source_sha256 == source_sha256 && close(meta.load, load) && close(meta.static_share, static_share) && range_ok;
     let selection_ok = match prep {
         Prep::ProfileSlice { task, variant, .. } => {
-            let dir = variant.importance.ranking_dir(profile.expect("profile slices come with a profile"));
-            meta.selection == "profile" && meta.variant == *variant && meta.profile_sha256 == Some(crate::select::rewrite::profile_sha256(&dir, *task)?)
+            let dir = profile.expect("profile slices come with a profile");
+            meta.selection == "profile" && meta.variant == *variant && meta.profile_sha256 == Some(variant.selection_sha256(dir, *task)?)
         }
         Prep::RandomSlice { seed, .. } => meta.selection == "random" && meta.random_seed == Some(*seed),
         _ => false,

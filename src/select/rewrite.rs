@@ -353,7 +353,7 @@ pub fn slice_model_with(req: &SliceRequest, variant: &SliceVariant) -> anyhow::R
             let keeps: Vec<Option<LayerKeep>> = (0..info.n_layer)
                 .map(|l| range.contains(&l).then(|| keep_from_profile(&base.layers[l], &secondary.layers[l], loads[l], req.static_share.min(loads[l]))))
                 .collect();
-            (keeps, Some(task.name().to_string()), None, Some(profile_sha256(&variant.importance.ranking_dir(dir), *task)?))
+            (keeps, Some(task.name().to_string()), None, Some(variant.selection_sha256(dir, *task)?))
         }
         SliceSource::Random { seed } => {
             let mut rng = SplitMix64::new(*seed);

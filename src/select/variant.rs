@@ -264,6 +264,21 @@ impl SliceVariant {
         Ok((base, secondary))
     }
 
+    /// What a profile slice of this variant records as its profile
+    /// (`selectinfer.profile_sha256`): the hash of the rankings it reads
+    /// ([`super::rewrite::profile_sha256`]) and, for `--budget output`, of the
+    /// sensitivity file too, so that a slice cut before the costs were measured
+    /// again no longer matches them.
+    pub fn selection_sha256(&self, dir: &Path, task: Task) -> std::io::Result<String> {
+        let dir = self.importance.ranking_dir(dir);
+        let rankings = super::rewrite::profile_sha256(&dir, task)?;
+        if self.budget != Budget::Output {
+            return Ok(rankings);
+        }
+        let costs = crate::util::hash::file_sha256(&sensitivity_path(&dir, task))?;
+        Ok(crate::util::hash::sha256_hex(format!("{rankings}{costs}").as_bytes()))
+    }
+
     /// This variant's ranking of `task` (or the model-wide one) in a profile directory.
     pub fn ranking(&self, dir: &Path, task: Option<Task>) -> anyhow::Result<Ranking> {
         let d = self.importance.ranking_dir(dir);
