@@ -82,6 +82,36 @@ pub enum ProfileAction {
     /// layer sliced at --load as `slice` would, against the whole model. Writes
     /// DIR/sensitivity/TASK.json (DIR/contribution/sensitivity/ for that ranking).
     Sensitivity(SensitivityArgs),
+    /// Sum each layer's FFN activations a(t) and their products a(t) a(t)^T over
+    /// the task's profiling text (its profiling split, each prompt with its first
+    /// reference), for `slice --compensate refit`. Writes DIR/moments/TASK.bin (some
+    /// hundred MB for a 270M model; regenerated, not committed).
+    Moments(MomentsArgs),
+}
+
+/// Arguments of `profile moments`.
+#[derive(Debug, clap::Args)]
+pub struct MomentsArgs {
+    /// Profile directory the moments are written into.
+    pub dir: PathBuf,
+    /// The whole model slices are cut from (or the F16 it was converted from).
+    #[arg(short, long)]
+    pub model: PathBuf,
+    /// The task whose profiling text is read.
+    #[arg(long, value_enum)]
+    pub task: Task,
+    /// JSON Lines task file whose profiling split is read (default: the task's
+    /// bundled files, for translate every bundled pair).
+    #[arg(long)]
+    pub data: Option<PathBuf>,
+    /// Chunk length in tokens.
+    #[arg(long, default_value_t = 512, value_parser = super::opts::parse_ctx)]
+    pub ctx: u32,
+    /// Most chunks (every token of each is summed).
+    #[arg(long, default_value_t = 16, value_parser = super::opts::parse_count)]
+    pub chunks: usize,
+    #[command(flatten)]
+    pub threads: super::opts::ThreadsArg,
 }
 
 /// Arguments of `profile sensitivity`.
@@ -124,13 +154,14 @@ pub fn run(args: ProfileArgs) -> anyhow::Result<()> {
         Some(ProfileAction::Merge { dir }) => merge(&dir),
         Some(ProfileAction::Overlap { dir, top, json }) => overlap(&dir, top, json.json),
         Some(ProfileAction::Sensitivity(a)) => sensitivity(a),
+        Some(ProfileAction::Moments(a)) => moments(a),
         None => record(args.run),
     }
 }
 
 fn record(a: RunArgs) -> anyhow::Result<()> {
     let (Some(model), Some(task), Some(out_dir)) = (a.model.clone(), a.task, a.output.clone()) else {
-        anyhow::bail!("profile needs -m MODEL, --task TASK and -o DIR (or a subcommand: merge, overlap, sensitivity)");
+        anyhow::bail!("profile needs -m MODEL, --task TASK and -o DIR (or a subcommand: merge, overlap, sensitivity, moments)");
     };
     if out_dir.exists() && !out_dir.is_dir() {
         anyhow::bail!("-o {} is not a folder; profiles are folders (DIR/raw/*.json, DIR/task-*.json)", out_dir.display());
@@ -206,7 +237,7 @@ fn sensitivity(a: SensitivityArgs) -> anyhow::Result<()> {
         importance: a.importance,
         load: a.load,
         static_share: a.static_share,
-        data: a.data.map_or_else(|| a.task.profiling_data().iter().map(PathBuf::from).collect(), |d| vec![d]),
+        data: task_files(a.data, a.task),
         ctx: a.ctx as usize,
         chunks: a.chunks,
         threads: a.threads.get(),
@@ -215,6 +246,29 @@ fn sensitivity(a: SensitivityArgs) -> anyhow::Result<()> {
     let s = crate::eval::sensitivity::measure(&req)?;
     ranking::write_json(&out, &s).with_context(|| format!("writing {}", out.display()))?;
     eprintln!("profile sensitivity: wrote {}", out.display());
+    Ok(())
+}
+
+/// The task files a measurement reads: the one given, or the task's bundled files.
+fn task_files(data: Option<PathBuf>, task: Task) -> Vec<PathBuf> {
+    data.map_or_else(|| task.profiling_data().iter().map(PathBuf::from).collect(), |d| vec![d])
+}
+
+fn moments(a: MomentsArgs) -> anyhow::Result<()> {
+    use crate::profile::moments::{moments_path, write_moments};
+    anyhow::ensure!(a.dir.is_dir(), "profile directory {} does not exist", a.dir.display());
+    let out = moments_path(&a.dir, a.task);
+    let req = crate::eval::moments::MomentsRequest {
+        model: a.model,
+        task: a.task,
+        data: task_files(a.data, a.task),
+        ctx: a.ctx as usize,
+        chunks: a.chunks,
+        threads: a.threads.get(),
+    };
+    let (header, layers) = crate::eval::moments::measure_moments(&req)?;
+    write_moments(&out, &header, &layers)?;
+    eprintln!("profile moments: {} tokens in {} chunks -> {}", header.tokens[0], header.chunks, out.display());
     Ok(())
 }
 

@@ -65,8 +65,10 @@ pub struct SliceArgs {
     #[arg(long, default_value_t = 0.4)]
     pub budget_floor: f64,
     /// Compensation of the dropped neurons: none, or their mean contribution over the
-    /// profiling tokens added back as an ffn_down bias (llama and gemma3 only: the
-    /// builders that load an optional down bias, gemma3's with patch 0009).
+    /// profiling tokens added back as an ffn_down bias, or refit: the kept ffn_down
+    /// columns and a bias fitted by ridge regression to the whole layer's output over
+    /// the task's profiling text (needs `profile moments`). llama and gemma3 only: the
+    /// builders that load an optional down bias, gemma3's with patch 0009.
     #[arg(long = "compensate", value_enum, default_value_t = Compensation::None)]
     pub compensation: Compensation,
     /// Ranking of the loaded neurons after the static delta*N: the model-wide

@@ -105,3 +105,25 @@ fn as_elements<const E: usize>(bytes: &[u8]) -> &[[u8; E]] {
     chunks
 }
 
+/// Refitted kept columns (`[n_embd][k]` floats) in the type of the source `t`.
+pub fn encode_columns(values: &[f32], t: &TensorInfo, k: usize) -> anyhow::Result<Vec<u8>> {
+    match encode_floats(values, t.ty) {
+        Some(b) => Ok(b),
+        None => quantize_rows(t.ty.0, values, k).with_context(|| format!("cannot quantize the refitted {} as {} with {k} columns", t.name, t.ty)),
+    }
+}
+
+/// Refitted kept columns as neuron-major rows (`[k][n_embd]`) of type `ty`.
+pub fn encode_transposed(values: &[f32], t: &TensorInfo, k: usize, ty: GgmlType) -> anyhow::Result<Vec<u8>> {
+    let n_embd = t.dims[1] as usize;
+    let mut tr = vec![0f32; values.len()];
+    for r in 0..n_embd {
+        for c in 0..k {
+            tr[c * n_embd + r] = values[r * k + c];
+        }
+    }
+    match encode_floats(&tr, ty) {
+        Some(b) => Ok(b),
+        None => quantize_rows(ty.0, &tr, n_embd).with_context(|| format!("cannot quantize the refitted {} as {ty} (rows of {n_embd})", t.name)),
+    }
+}

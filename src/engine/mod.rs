@@ -19,7 +19,7 @@ mod session;
 pub use backend::{set_verbose, EngineError};
 pub use callback::{ObservedTensor, TensorObserver};
 pub use compact::{CompactLayer, CompactShape};
-pub use gather::{gather_columns, gather_rows, requantize_columns, transpose_columns};
+pub use gather::{encode_columns, encode_transposed, gather_columns, gather_rows, requantize_columns, transpose_columns};
 pub use model::{LoadOptions, Model};
 pub use quantize::{quantize, TargetType};
 pub use session::{default_threads, GenerateOptions, GenerateStats, Session, SessionOptions};

@@ -13,6 +13,7 @@ pub mod bootstrap;
 pub mod harness;
 pub mod method;
 pub mod metrics;
+pub mod moments;
 pub mod perplexity;
 pub mod row;
 pub mod sensitivity;

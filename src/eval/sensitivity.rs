@@ -49,6 +49,22 @@ pub struct SensitivityRequest {
     pub progress: bool,
 }
 
+/// The profiling split of each task file, each example as its prompt and first
+/// reference, files joined by a blank line.
+pub fn profiling_text(data: &[PathBuf], task: Task) -> anyhow::Result<String> {
+    let mut texts = Vec::new();
+    for d in data {
+        let examples = read_examples(d, task).with_context(|| format!("reading the profiling text of {}", d.display()))?;
+        texts.push(evaluation_text(Split::Profile.select(&examples)));
+    }
+    Ok(texts.join("\n\n"))
+}
+
+/// File names of the task files, as measurement files record them.
+pub fn data_names(data: &[PathBuf]) -> Vec<String> {
+    data.iter().map(|d| d.file_name().map_or_else(|| d.display().to_string(), |n| n.to_string_lossy().into_owned())).collect()
+}
+
 /// Runs the measurement (n_layer + 1 perplexity runs).
 pub fn measure(req: &SensitivityRequest) -> anyhow::Result<LayerSensitivity> {
     anyhow::ensure!(req.load > 0.0 && req.load < 1.0, "--load (gamma) must be in (0, 1) to slice a layer, got {}", req.load);
@@ -61,12 +77,7 @@ pub fn measure(req: &SensitivityRequest) -> anyhow::Result<LayerSensitivity> {
     let fp = crate::profile::fingerprint(&req.model, &info)?;
     let (base, secondary) = variant.slice_rankings(&req.profile, req.task, &fp, &lineage(model.gguf()))?;
 
-    let mut texts = Vec::new();
-    for d in &req.data {
-        let examples = read_examples(d, req.task).with_context(|| format!("reading the profiling text of {}", d.display()))?;
-        texts.push(evaluation_text(Split::Profile.select(&examples)));
-    }
-    let text = texts.join("\n\n");
+    let text = profiling_text(&req.data, req.task)?;
     let run = |mask: Option<NeuronMask>| {
         perplexity_observed(&model, &text, req.ctx, Some(req.chunks), req.threads, mask.map(|m| Box::new(m) as Box<_>))
     };
@@ -92,7 +103,7 @@ pub fn measure(req: &SensitivityRequest) -> anyhow::Result<LayerSensitivity> {
         model: base.model.clone(),
         load: req.load,
         static_share: req.static_share,
-        data: req.data.iter().map(|d| d.file_name().map_or_else(|| d.display().to_string(), |n| n.to_string_lossy().into_owned())).collect(),
+        data: data_names(&req.data),
         ctx: req.ctx,
         chunks: whole.chunks,
         tokens: whole.tokens,

@@ -191,10 +191,13 @@ pub fn prepare_file(r: &Runner, m: &ModelSpec, pm: &PreparedModel, prep: &Prep) 
             if variant.budget == crate::select::variant::Budget::Output {
                 measure_sensitivity(r, m, pm, *task, variant.importance)?;
             }
+            if variant.compensation == crate::select::variant::Compensation::Refit {
+                measure_moments(r, m, pm, *task)?;
+            }
             if !slice_is_current(&path, pm, &source, prep, Some(&m.profile))? {
                 let mut args = vec!["slice".into(), "-m".into(), source.display().to_string(), "--profile".into(), m.profile.display().to_string(), "--task".into(), task.name().into()];
                 args.extend(["--down-layout".into(), down.name().into()]);
-                args.extend(["--importance".into(), variant.importance.name().into(), "--compensate".into(), format!("{:?}", variant.compensation).to_lowercase()]);
+                args.extend(["--importance".into(), variant.importance.name().into(), "--compensate".into(), variant.compensation.name().into()]);
                 args.extend(["--budget".into(), variant.budget.name().into(), "--budget-floor".into(), variant.budget_floor.to_string()]);
                 args.extend(["--secondary".into(), variant.secondary.name().into()]);
                 args.extend(slice_args(*load, *static_share, layers, &path));
@@ -222,6 +225,16 @@ fn measure_sensitivity(r: &Runner, m: &ModelSpec, pm: &PreparedModel, task: crat
     }
     let args = ["profile", "sensitivity", "-m", &pm.f16.display().to_string(), "--task", task.name(), "--importance", importance.name(), &m.profile.display().to_string()];
     r.step(&format!("{} {task} sensitivity", m.name), &args.map(String::from))
+}
+
+/// Measures the task's activation moments on the F16 file into the profile, unless
+/// they are there: `--compensate refit` reads them (every load shares one file).
+fn measure_moments(r: &Runner, m: &ModelSpec, pm: &PreparedModel, task: crate::tasks::Task) -> anyhow::Result<()> {
+    if crate::profile::moments::moments_path(&m.profile, task).exists() {
+        return Ok(());
+    }
+    let args = ["profile", "moments", "-m", &pm.f16.display().to_string(), "--task", task.name(), &m.profile.display().to_string()];
+    r.step(&format!("{} {task} moments", m.name), &args.map(String::from))
 }
 
 fn slice_args(load: f64, static_share: f64, layers: &Option<std::ops::Range<usize>>, out: &Path) -> Vec<String> {

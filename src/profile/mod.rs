@@ -9,6 +9,7 @@
 //! into the rankings that selective loading ([`crate`]'s select stage) consumes.
 
 pub mod ranking;
+pub mod moments;
 pub mod sensitivity;
 pub mod stats;
 pub mod weights;

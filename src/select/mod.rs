@@ -9,6 +9,7 @@
 pub mod budget;
 pub mod mask;
 pub mod plan;
+pub mod refit;
 pub mod rewrite;
 pub mod variant;
 pub mod validate;

@@ -24,8 +24,8 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, ensure, Context};
 
 use super::plan::{keep_from_profile, keep_random, LayerKeep};
-use super::variant::SliceVariant;
-use crate::engine::{gather_columns, gather_rows, requantize_columns, transpose_columns, LoadOptions, Model};
+use super::variant::{Compensated, SliceVariant};
+use crate::engine::{encode_columns, encode_transposed, gather_columns, gather_rows, requantize_columns, transpose_columns, LoadOptions, Model};
 use crate::gguf::{GgmlType, GgufFile, GgufWriter, TensorInfo, TensorSpec, Value};
 use crate::model::{ffn_down_neuron_major, split_block_name, ModelInfo, NEURON_MAJOR_KEY};
 use crate::profile::ranking::{model_ranking_path, task_ranking_path};
@@ -346,9 +346,9 @@ pub fn slice_model_with(req: &SliceRequest, variant: &SliceVariant) -> anyhow::R
             Ok(block_rounded_load(base_loads[l], info.n_ff[l] as usize, block))
         })
         .collect::<anyhow::Result<_>>()?;
+    let fp = fingerprint_with_sha256(&req.model, &info, source_sha.clone());
     let (keeps, task, seed, profile_sha) = match &req.source {
         SliceSource::Profile { dir, task } => {
-            let fp = fingerprint_with_sha256(&req.model, &info, source_sha.clone());
             let (base, secondary) = variant.slice_rankings(dir, *task, &fp, &crate::profile::ranking::lineage(&src))?;
             let keeps: Vec<Option<LayerKeep>> = (0..info.n_layer)
                 .map(|l| range.contains(&l).then(|| keep_from_profile(&base.layers[l], &secondary.layers[l], loads[l], req.static_share.min(loads[l]))))
@@ -364,7 +364,7 @@ pub fn slice_model_with(req: &SliceRequest, variant: &SliceVariant) -> anyhow::R
         }
     };
 
-    let biases = variant.compensation_biases(&src, &info, &keeps, profile)?;
+    let compensated = variant.compensation(&src, &info, &keeps, profile, &fp, &crate::profile::ranking::lineage(&src))?;
     let meta = SliceMeta {
         variant: *variant,
         load: req.load,
@@ -399,7 +399,7 @@ pub fn slice_model_with(req: &SliceRequest, variant: &SliceVariant) -> anyhow::R
     }
     // Written and verified under a temporary name; only a file that loads takes the final one.
     let staged = crate::fsutil::TempPath::beside(&req.output);
-    let down_requantized = write_sliced(&src, &info, &keeps, &meta, &biases, staged.path())?;
+    let down_requantized = write_sliced(&src, &info, &keeps, &meta, &compensated, staged.path())?;
     let out = ModelInfo::read(staged.path())?;
     if req.verify {
         Model::load(staged.path(), &LoadOptions::default())
@@ -491,9 +491,10 @@ fn write_sliced(
     info: &ModelInfo,
     keeps: &[Option<LayerKeep>],
     meta: &SliceMeta,
-    biases: &[(String, Vec<f32>)],
+    compensated: &Compensated,
     out: &Path,
 ) -> anyhow::Result<bool> {
+    let biases = &compensated.biases;
     let arch = &info.architecture;
     let new_ff: Vec<u64> = (0..info.n_layer)
         .map(|l| match &keeps[l] {
@@ -538,7 +539,10 @@ fn write_sliced(
     let mut w = GgufWriter::create(out, &metadata, specs)?;
     for t in &src.tensors {
         let data = src.read_tensor_data(t)?;
+        let refit = split_block_name(&t.name).filter(|(_, rest)| *rest == "ffn_down.weight").and_then(|(l, _)| compensated.columns.get(l)?.as_ref());
         let new = match op_for(t, keeps, &info.n_ff, meta.down_layout)? {
+            Op::Columns(kept) if refit.is_some() => encode_columns(refit.expect("checked"), t, kept.len())?,
+            Op::Transpose(Some(kept), ty) if refit.is_some() => encode_transposed(refit.expect("checked"), t, kept.len(), ty)?,
             Op::Copy => data,
             Op::Rows(kept) => gather_rows(&data, t, kept)?,
             Op::Columns(kept) if t.ty.is_quantized() => requantize_columns(&data, t, kept)?,

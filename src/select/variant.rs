@@ -30,6 +30,7 @@ use crate::gguf::{GgufFile, Value};
 use crate::model::ModelInfo;
 pub use crate::profile::ranking::Importance;
 use crate::profile::ranking::{check_model_lineage, model_ranking_path, read_ranking, read_raw_dir, signed_means, task_ranking_path, ModelFingerprint, Ranking};
+use crate::profile::moments::{moments_path, read_layer_moments};
 use crate::profile::sensitivity::{read_sensitivity, sensitivity_path, LayerSensitivity};
 use crate::tasks::Task;
 
@@ -78,6 +79,29 @@ pub enum Compensation {
     None,
     /// Their mean contribution over the profiling tokens, as an `ffn_down` bias.
     Mean,
+    /// The kept `ffn_down` columns and a bias fitted by ridge regression to the whole
+    /// layer's output over the profiling tokens ([`super::refit`]; needs the task's
+    /// activation moments, `profile moments`).
+    Refit,
+}
+
+impl Compensation {
+    /// The name used on the command line and in metadata.
+    pub fn name(self) -> &'static str {
+        match self {
+            Compensation::None => "none",
+            Compensation::Mean => "mean",
+            Compensation::Refit => "refit",
+        }
+    }
+}
+
+/// What compensation writes: new `ffn_down` biases and, for the refit, each
+/// sparsified layer's new kept columns (row-major `[n_embd][kept]`).
+#[derive(Debug, Default)]
+pub struct Compensated {
+    pub biases: Vec<(String, Vec<f32>)>,
+    pub columns: Vec<Option<Vec<f32>>>,
 }
 
 /// The variant of one slice.
@@ -142,8 +166,8 @@ impl SliceVariant {
         if self.budget.is_per_layer() {
             parts.push(format!("budget={}/{}", self.budget.name(), self.budget_floor));
         }
-        if self.compensation == Compensation::Mean {
-            parts.push("compensation=mean".into());
+        if self.compensation != Compensation::None {
+            parts.push(format!("compensation={}", self.compensation.name()));
         }
         if self.secondary != Secondary::Model {
             parts.push(format!("secondary={}", self.secondary.name()));
@@ -164,7 +188,11 @@ impl SliceVariant {
                 _ => d.budget,
             },
             budget_floor: g.get(&key("budget_floor")).and_then(Value::as_f64).unwrap_or(d.budget_floor),
-            compensation: if s("compensation").as_deref() == Some("mean") { Compensation::Mean } else { d.compensation },
+            compensation: match s("compensation").as_deref() {
+                Some("mean") => Compensation::Mean,
+                Some("refit") => Compensation::Refit,
+                _ => d.compensation,
+            },
             secondary: if s("secondary").as_deref() == Some("task") { Secondary::Task } else { d.secondary },
         }
     }
@@ -177,7 +205,7 @@ impl SliceVariant {
         let mut m = vec![
             (key("importance"), Value::String(self.importance.name().into())),
             (key("budget"), Value::String(self.budget.name().into())),
-            (key("compensation"), Value::String(if self.compensation == Compensation::Mean { "mean" } else { "none" }.into())),
+            (key("compensation"), Value::String(self.compensation.name().into())),
         ];
         if self.budget.is_per_layer() {
             m.push((key("budget_floor"), Value::F64(self.budget_floor)));
@@ -267,16 +295,21 @@ impl SliceVariant {
     /// What a profile slice of this variant records as its profile
     /// (`selectinfer.profile_sha256`): the hash of the rankings it reads
     /// ([`super::rewrite::profile_sha256`]) and, for `--budget output`, of the
-    /// sensitivity file too, so that a slice cut before the costs were measured
-    /// again no longer matches them.
-    pub fn selection_sha256(&self, dir: &Path, task: Task) -> std::io::Result<String> {
+    /// sensitivity file too, and for `--compensate refit` of the moments file, so that
+    /// a slice cut before these were measured again no longer matches them.
+    pub fn selection_sha256(&self, dir: &Path, task: Task) -> anyhow::Result<String> {
+        let profile_dir = dir;
         let dir = self.importance.ranking_dir(dir);
         let rankings = super::rewrite::profile_sha256(&dir, task)?;
-        if self.budget != Budget::Output {
-            return Ok(rankings);
+        let mut h = rankings.clone();
+        if self.budget == Budget::Output {
+            h.push_str(&crate::util::hash::file_sha256(&sensitivity_path(&dir, task))?);
         }
-        let costs = crate::util::hash::file_sha256(&sensitivity_path(&dir, task))?;
-        Ok(crate::util::hash::sha256_hex(format!("{rankings}{costs}").as_bytes()))
+        if self.compensation == Compensation::Refit {
+            let path = required_moments(profile_dir, task)?;
+            h.push_str(&crate::util::hash::file_sha256(&path).with_context(|| format!("hashing {}", path.display()))?);
+        }
+        Ok(if h == rankings { rankings } else { crate::util::hash::sha256_hex(h.as_bytes()) })
     }
 
     /// This variant's ranking of `task` (or the model-wide one) in a profile directory.
@@ -294,37 +327,69 @@ impl SliceVariant {
         Ok(read_ranking(&path, dir)?)
     }
 
-    /// The `ffn_down` biases that compensate each sparsified layer's dropped
-    /// neurons: for layer l, b = sum over dropped n of W_down[:, n] x mean a_n over
-    /// the task's profiling tokens. Empty without compensation.
-    pub fn compensation_biases(
+    /// What compensates each sparsified layer's dropped neurons. Mean: the bias
+    /// b = sum over dropped n of W_down[:, n] x mean a_n over the task's profiling
+    /// tokens. Refit: new kept columns and a bias ([`super::refit`]). Nothing
+    /// without compensation.
+    pub fn compensation(
         &self,
         src: &GgufFile,
         info: &ModelInfo,
         keeps: &[Option<LayerKeep>],
         profile: Option<(&Path, Task)>,
-    ) -> anyhow::Result<Vec<(String, Vec<f32>)>> {
+        fp: &ModelFingerprint,
+        lineage: &[String],
+    ) -> anyhow::Result<Compensated> {
+        let mut out = Compensated { biases: Vec::new(), columns: vec![None; info.n_layer] };
         if self.compensation == Compensation::None {
-            return Ok(Vec::new());
+            return Ok(out);
         }
-        let Some((dir, task)) = profile else { bail!("--compensate mean needs a profile (--profile DIR --task T), not --random") };
+        let flag = self.compensation.name();
+        let Some((dir, task)) = profile else { bail!("--compensate {flag} needs a profile (--profile DIR --task T), not --random") };
         ensure!(
             matches!(info.architecture.as_str(), "llama" | "gemma3"),
-            "--compensate mean writes an ffn_down bias, which llama.cpp's {} loader does not read (only its llama and, with \
+            "--compensate {flag} writes an ffn_down bias, which llama.cpp's {} loader does not read (only its llama and, with \
              patch 0009, gemma3 builders load an optional ffn_down.bias)",
             info.architecture
         );
-        let raws = read_raw_dir(dir)?;
-        let means = signed_means(&raws, Some(task)).map_err(anyhow::Error::msg).with_context(|| format!("cannot compensate from {}", dir.display()))?;
-        let mut out = Vec::new();
-        for (l, keep) in keeps.iter().enumerate() {
-            let Some(keep) = keep.as_ref().filter(|k| !k.is_whole(info.n_ff[l] as usize)) else { continue };
+        let sparsified = || keeps.iter().enumerate().filter_map(|(l, k)| k.as_ref().filter(|k| !k.is_whole(info.n_ff[l] as usize)).map(|k| (l, k)));
+        for (l, _) in sparsified() {
             let name = format!("blk.{l}.ffn_down.bias");
             ensure!(src.tensor(&name).is_none(), "{} already has {name}; compensating a model with down biases is not supported", src.path.display());
-            out.push((name, dropped_contribution(src, l, &keep.kept, &means[l])?));
+        }
+        if self.compensation == Compensation::Refit {
+            let path = required_moments(dir, task)?;
+            for (l, keep) in sparsified() {
+                let (header, moments) = read_layer_moments(&path, l)?;
+                check_model_lineage(&path, &header.model, fp, lineage)?;
+                let (w, n_embd, n_ff) = crate::profile::weights::down_matrix(src, l)?;
+                let fit = super::refit::refit_down(&w, n_embd, n_ff, &keep.kept, &moments, super::refit::REFIT_DAMPING)
+                    .with_context(|| format!("refitting layer {l} from {}", path.display()))?;
+                out.biases.push((format!("blk.{l}.ffn_down.bias"), fit.bias));
+                out.columns[l] = Some(fit.columns);
+            }
+            return Ok(out);
+        }
+        let raws = read_raw_dir(dir)?;
+        let means = signed_means(&raws, Some(task)).map_err(anyhow::Error::msg).with_context(|| format!("cannot compensate from {}", dir.display()))?;
+        for (l, keep) in sparsified() {
+            out.biases.push((format!("blk.{l}.ffn_down.bias"), dropped_contribution(src, l, &keep.kept, &means[l])?));
         }
         Ok(out)
     }
+}
+
+/// The task's moments file, or an error naming the command that makes it.
+fn required_moments(dir: &Path, task: Task) -> anyhow::Result<std::path::PathBuf> {
+    let path = moments_path(dir, task);
+    if !path.exists() {
+        bail!(
+            "{} is missing: --compensate refit needs the task's activation moments (selectinfer profile moments -m MODEL {} --task {task})",
+            path.display(),
+            dir.display()
+        );
+    }
+    Ok(path)
 }
 
 /// W_down[:, dropped] x mean[dropped] of layer `l` (dropped = not in `kept`).

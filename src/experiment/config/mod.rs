@@ -406,8 +406,10 @@ fn variant_suffix(v: &crate::select::variant::SliceVariant) -> String {
     if v.budget.is_per_layer() {
         s.push_str(&format!("-{}{}", v.budget.name(), share_text(v.budget_floor)));
     }
-    if v.compensation == Compensation::Mean {
-        s.push_str("-compensate");
+    match v.compensation {
+        Compensation::None => {}
+        Compensation::Mean => s.push_str("-compensate"),
+        Compensation::Refit => s.push_str("-refit"),
     }
     if v.secondary == Secondary::Task {
         s.push_str("-secondary-task");

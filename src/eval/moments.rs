@@ -1,0 +1,52 @@
+//! Measures a task's activation moments ([`crate::profile::moments`]) on the same
+//! text as the sensitivity measurement: the profiling split of the task's files,
+//! each example as its prompt and first reference (never the evaluation split),
+//! run through the whole model in chunks while an observer sums each layer's FFN
+//! activations and their products.
+
+use std::path::PathBuf;
+
+use super::perplexity::perplexity_observed;
+use super::sensitivity::{data_names, profiling_text};
+use crate::engine::{LoadOptions, Model};
+use crate::model::ModelInfo;
+use crate::profile::moments::{LayerMoments, MomentsHeader, MomentsObserver, MOMENTS_FORMAT};
+use crate::tasks::Task;
+
+/// What to measure.
+#[derive(Debug, Clone)]
+pub struct MomentsRequest {
+    /// The whole model (the one slices are cut from, or the F16 it was converted from).
+    pub model: PathBuf,
+    pub task: Task,
+    /// Task files whose profiling split is read (normally [`Task::profiling_data`]).
+    pub data: Vec<PathBuf>,
+    /// Chunk length and most chunks.
+    pub ctx: usize,
+    pub chunks: usize,
+    pub threads: i32,
+}
+
+/// Runs the text through the model once, summing every layer's activations.
+pub fn measure_moments(req: &MomentsRequest) -> anyhow::Result<(MomentsHeader, Vec<LayerMoments>)> {
+    let model = Model::load(&req.model, &LoadOptions::default())?;
+    let info = ModelInfo::from_gguf(model.gguf())?;
+    let activation = info.require_gated_ffn().map_err(anyhow::Error::msg)?;
+    let n_ff: Vec<usize> = info.n_ff.iter().map(|&n| n as usize).collect();
+    let (observer, moments) = MomentsObserver::new(activation, &n_ff);
+    let text = profiling_text(&req.data, req.task)?;
+    let run = perplexity_observed(&model, &text, req.ctx, Some(req.chunks), req.threads, Some(Box::new(observer)))?;
+    let layers = std::mem::take(&mut *moments.lock().expect("moments lock"));
+    anyhow::ensure!(layers.iter().all(|m| m.tokens > 0), "no activations were observed (is {} a gated-FFN model?)", req.model.display());
+    let header = MomentsHeader {
+        format: MOMENTS_FORMAT.into(),
+        task: req.task,
+        model: crate::profile::fingerprint(&req.model, &info)?,
+        data: data_names(&req.data),
+        ctx: req.ctx,
+        chunks: run.chunks,
+        tokens: layers.iter().map(|m| m.tokens).collect(),
+        n_ff,
+    };
+    Ok((header, layers))
+}

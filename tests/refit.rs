@@ -1,0 +1,211 @@
+//! `slice --compensate refit` (issue #16) against independent computations on the
+//! tiny llama model: the moments file equals sums of the activations recorded here,
+//! and the refitted columns and bias minimize the damped squared error of each
+//! layer's output over those activations (its gradient, computed here, is zero),
+//! below the error of mean compensation, itself below the plain slice's.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use selectinfer::engine::{LoadOptions, Model, ObservedTensor, TensorObserver};
+use selectinfer::eval::perplexity::perplexity_observed;
+use selectinfer::eval::sensitivity::profiling_text;
+use selectinfer::gguf::GgufFile;
+use selectinfer::model::{FfnActivation, ModelInfo};
+use selectinfer::profile::moments::{moments_path, read_layer_moments};
+use selectinfer::profile::ranking;
+use selectinfer::profile::weights::down_matrix;
+use selectinfer::profile::{run_profile, ProfileRequest};
+use selectinfer::select::refit::REFIT_DAMPING;
+use selectinfer::select::variant::{Compensation, SliceVariant};
+use selectinfer::select::SliceMeta;
+use selectinfer::synth::SynthArch;
+use selectinfer::tasks::{Split, Task};
+
+/// A translate file of `n` examples (its profiling split is the first half) and a
+/// profile of the tiny model made from it.
+fn setup(dir: &Path, arch: SynthArch) -> (PathBuf, PathBuf, PathBuf) {
+    let data = dir.join("t.jsonl");
+    let lines: Vec<String> =
+        (0..80).map(|i| serde_json::json!({"src": format!("the {i} word of a man is"), "ref": format!("a {} man", i * 7)}).to_string()).collect();
+    std::fs::write(&data, lines.join("\n")).unwrap();
+    let profile = dir.join("profile");
+    let model = common::tiny_model(arch);
+    let req = ProfileRequest {
+        model: model.clone(),
+        task: Task::Translate,
+        data: data.clone(),
+        split: Split::Profile,
+        limit: Some(6),
+        gen_tokens: 0,
+        out_dir: profile.clone(),
+        threads: 2,
+        progress: false,
+    };
+    run_profile(&req).unwrap();
+    ranking::merge_dir(&profile).unwrap();
+    (model, profile, data)
+}
+
+/// Every activation row entering ffn_down, per layer.
+struct Rows {
+    prefix: String,
+    rows: Arc<Mutex<Vec<Vec<Vec<f64>>>>>,
+}
+
+impl TensorObserver for Rows {
+    fn wants(&mut self, name: &str) -> bool {
+        name.starts_with(&self.prefix)
+    }
+    fn observe(&mut self, t: ObservedTensor<'_>) {
+        let l: usize = t.name[self.prefix.len()..].parse().unwrap();
+        let mut r = self.rows.lock().unwrap();
+        r[l].extend(t.data.chunks_exact(t.ne[0]).map(|row| row.iter().map(|&x| f64::from(x)).collect::<Vec<_>>()));
+    }
+}
+
+/// The activations of the text `profile moments --ctx 64 --chunks 3` reads.
+fn recorded_rows(model: &Path, data: &Path, n_layer: usize) -> Vec<Vec<Vec<f64>>> {
+    let rows = Arc::new(Mutex::new(vec![Vec::new(); n_layer]));
+    let m = Model::load(model, &LoadOptions::default()).unwrap();
+    let text = profiling_text(&[data.to_path_buf()], Task::Translate).unwrap();
+    let obs = Rows { prefix: format!("{}-", FfnActivation::Swiglu.node_name()), rows: rows.clone() };
+    perplexity_observed(&m, &text, 64, Some(3), 2, Some(Box::new(obs))).unwrap();
+    let r = rows.lock().unwrap().clone();
+    r
+}
+
+fn close(a: f64, b: f64, scale: f64) -> bool {
+    (a - b).abs() <= 1e-4 * scale
+}
+
+fn bias(g: &GgufFile, l: usize) -> Vec<f64> {
+    let t = g.tensor(&format!("blk.{l}.ffn_down.bias")).unwrap();
+    g.read_tensor_data(t).unwrap().chunks_exact(4).map(|b| f64::from(f32::from_le_bytes(b.try_into().unwrap()))).collect()
+}
+
+#[test]
+fn moments_and_refit_equal_an_independent_computation() {
+    let dir = tempfile::tempdir().unwrap();
+    let (model, profile, data) = setup(dir.path(), SynthArch::Llama);
+    let (m, p, d) = (model.to_str().unwrap(), profile.to_str().unwrap(), data.to_str().unwrap());
+    let slice = |comp: &str, out: &Path| {
+        let o = common::selectinfer(&[
+            "slice", "-m", m, "--profile", p, "--task", "translate", "--load", "0.6", "--static", "0.2", "--layers", "0..2", "--compensate", comp, "-o",
+            out.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", common::text(&o).1);
+    };
+    // Without the moments, a clean error naming the command that makes them.
+    let refit_path = dir.path().join("refit.gguf");
+    let args = ["slice", "-m", m, "--profile", p, "--task", "translate", "--load", "0.6", "--compensate", "refit", "-o", refit_path.to_str().unwrap()];
+    common::assert_clean_failure(&args, "selectinfer profile moments");
+    assert!(!refit_path.exists());
+
+    let out = common::selectinfer(&["profile", "moments", "-m", m, "--task", "translate", "--data", d, "--ctx", "64", "--chunks", "3", p]);
+    assert!(out.status.success(), "{}", common::text(&out).1);
+    let info = ModelInfo::read(&model).unwrap();
+    let rows = recorded_rows(&model, &data, info.n_layer);
+    let file = moments_path(&profile, Task::Translate);
+    for (l, layer_rows) in rows.iter().enumerate() {
+        let (header, mo) = read_layer_moments(&file, l).unwrap();
+        assert_eq!(header.data, vec!["t.jsonl".to_string()]);
+        assert_eq!(mo.tokens as usize, layer_rows.len(), "layer {l}");
+        let n = mo.n;
+        let scale = layer_rows.iter().flatten().map(|x| x * x).sum::<f64>();
+        for i in 0..n {
+            let s: f64 = layer_rows.iter().map(|r| r[i]).sum();
+            assert!(close(mo.sum[i], s, scale.sqrt() * 10.0), "layer {l} sum {i}: {} vs {s}", mo.sum[i]);
+            for j in 0..n {
+                let g: f64 = layer_rows.iter().map(|r| r[i] * r[j]).sum();
+                assert!(close(mo.gram[i * n + j], g, scale), "layer {l} gram {i},{j}: {} vs {g}", mo.gram[i * n + j]);
+            }
+        }
+    }
+
+    let (plain_path, mean_path) = (dir.path().join("plain.gguf"), dir.path().join("mean.gguf"));
+    slice("none", &plain_path);
+    slice("mean", &mean_path);
+    slice("refit", &refit_path);
+    let src = GgufFile::read(&model).unwrap();
+    let (plain, mean, refit) = (GgufFile::read(&plain_path).unwrap(), GgufFile::read(&mean_path).unwrap(), GgufFile::read(&refit_path).unwrap());
+    let meta = SliceMeta::from_gguf(&refit).unwrap().unwrap();
+    assert_eq!(meta.variant, SliceVariant { compensation: Compensation::Refit, ..SliceVariant::default() });
+    assert_eq!(meta.variant.label(), "compensation=refit");
+    // The slice records the moments it was fitted to beside the rankings.
+    assert_ne!(meta.profile_sha256.as_deref(), Some(selectinfer::select::rewrite::profile_sha256(&profile, Task::Translate).unwrap().as_str()));
+    assert_eq!(meta.profile_sha256, Some(meta.variant.selection_sha256(&profile, Task::Translate).unwrap()));
+
+    for (l, x) in rows.iter().enumerate() {
+        let kept: Vec<usize> = meta.kept[l].as_ref().unwrap().iter().map(|&k| k as usize).collect();
+        let (w, n_embd, n_ff) = down_matrix(&src, l).unwrap();
+        let w = |r: usize, n: usize| f64::from(w[r * n_ff + n]);
+        let t = x.len() as f64;
+        // Each file's layer output for token a: its kept columns times a_K, plus its bias.
+        let columns = |g: &GgufFile| {
+            let (c, _, k) = down_matrix(g, l).unwrap();
+            assert_eq!(k, kept.len());
+            c.iter().map(|&v| f64::from(v)).collect::<Vec<_>>()
+        };
+        let (wp, wm, wr) = (columns(&plain), columns(&mean), columns(&refit));
+        let (bm, br) = (bias(&mean, l), bias(&refit, l));
+        assert!(plain.tensor(&format!("blk.{l}.ffn_down.bias")).is_none());
+        let k = kept.len();
+        let error = |cols: &[f64], b: Option<&[f64]>| -> f64 {
+            x.iter()
+                .map(|a| {
+                    (0..n_embd)
+                        .map(|r| {
+                            let whole: f64 = (0..n_ff).map(|n| w(r, n) * a[n]).sum();
+                            let sliced: f64 = (0..k).map(|c| cols[r * k + c] * a[kept[c]]).sum::<f64>() + b.map_or(0.0, |b| b[r]);
+                            (whole - sliced).powi(2)
+                        })
+                        .sum::<f64>()
+                })
+                .sum::<f64>()
+                / t
+        };
+        let (ep, em, er) = (error(&wp, None), error(&wm, Some(&bm)), error(&wr, Some(&br)));
+        assert!(er < em && em <= ep * (1.0 + 1e-9), "layer {l}: refit {er}, mean {em}, plain {ep}");
+        // Zero gradient of mean ||W a - W'_K a_K - b||^2 + lambda ||W'_K - W_K||^2,
+        // lambda = the damping share of the mean of the kept neurons' mean a_n^2.
+        let lambda = REFIT_DAMPING * kept.iter().map(|&n| x.iter().map(|a| a[n] * a[n]).sum::<f64>() / t).sum::<f64>() / k as f64;
+        let mut worst: f64 = 0.0;
+        let mut scale: f64 = 0.0;
+        for r in 0..n_embd {
+            let resid: Vec<f64> = x.iter().map(|a| (0..k).map(|c| wr[r * k + c] * a[kept[c]]).sum::<f64>() + br[r] - (0..n_ff).map(|n| w(r, n) * a[n]).sum::<f64>()).collect();
+            for c in 0..k {
+                let g = resid.iter().zip(x).map(|(e, a)| e * a[kept[c]]).sum::<f64>() / t + lambda * (wr[r * k + c] - w(r, kept[c]));
+                let s = x.iter().map(|a| (0..n_ff).map(|n| w(r, n) * a[n]).sum::<f64>() * a[kept[c]]).sum::<f64>().abs() / t;
+                worst = worst.max(g.abs());
+                scale = scale.max(s);
+            }
+            let gb = resid.iter().sum::<f64>() / t;
+            worst = worst.max(gb.abs());
+        }
+        assert!(worst <= 1e-3 * scale, "layer {l}: gradient {worst} against terms of {scale}");
+        // Mean compensation keeps the original columns; the refit moves them.
+        assert!(wm.iter().zip(&kept_columns(&src, l, &kept)).all(|(a, b)| a == b));
+        assert!(wr.iter().zip(&kept_columns(&src, l, &kept)).any(|(a, b)| a != b));
+    }
+
+    // Refit writes a down bias, which the qwen2 loader does not read: refused.
+    let q = common::tiny_model(SynthArch::Qwen2);
+    let qdir = dir.path().join("q");
+    std::fs::create_dir_all(&qdir).unwrap();
+    let (qm, qp, _) = setup(&qdir, SynthArch::Qwen2);
+    let out = common::selectinfer(&["profile", "moments", "-m", q.to_str().unwrap(), "--task", "translate", "--data", d, "--ctx", "64", "--chunks", "2", qp.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", common::text(&out).1);
+    let qo = qdir.join("refit.gguf");
+    common::assert_clean_failure(
+        &["slice", "-m", qm.to_str().unwrap(), "--profile", qp.to_str().unwrap(), "--task", "translate", "--load", "0.6", "--compensate", "refit", "-o", qo.to_str().unwrap()],
+        "does not read",
+    );
+}
+
+fn kept_columns(g: &GgufFile, l: usize, kept: &[usize]) -> Vec<f64> {
+    let (w, n_embd, n_ff) = down_matrix(g, l).unwrap();
+    (0..n_embd).flat_map(|r| kept.iter().map(|&n| f64::from(w[r * n_ff + n])).collect::<Vec<_>>()).collect()
+}
