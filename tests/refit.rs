@@ -191,6 +191,14 @@ fn moments_and_refit_equal_an_independent_computation() {
         assert!(wr.iter().zip(&kept_columns(&src, l, &kept)).any(|(a, b)| a != b));
     }
 
+    // A truncated moments file is named, and nothing is written.
+    let bytes = std::fs::read(&file).unwrap();
+    std::fs::write(&file, &bytes[..bytes.len() - 4]).unwrap();
+    let cut = dir.path().join("cut.gguf");
+    let args = ["slice", "-m", m, "--profile", p, "--task", "translate", "--load", "0.6", "--compensate", "refit", "-o", cut.to_str().unwrap()];
+    common::assert_clean_failure(&args, "its header describes");
+    assert!(!cut.exists());
+
     // Refit writes a down bias, which the qwen2 loader does not read: refused.
     let q = common::tiny_model(SynthArch::Qwen2);
     let qdir = dir.path().join("q");
