@@ -155,30 +155,38 @@ pub fn write_moments(path: &Path, header: &MomentsHeader, layers: &[LayerMoments
     crate::fsutil::write_atomic(path, &bytes).with_context(|| format!("writing {}", path.display()))
 }
 
-/// Reads a moments file: its header and the moments of layer `layer` only.
+/// Reads a moments file: its header and the moments of layer `layer` only (the
+/// other layers are not read).
 pub fn read_layer_moments(path: &Path, layer: usize) -> anyhow::Result<(MomentsHeader, LayerMoments)> {
-    let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
-    let nl = bytes.iter().position(|&b| b == b'\n').with_context(|| format!("{} has no header line", path.display()))?;
-    let header: MomentsHeader = serde_json::from_slice(&bytes[..nl]).with_context(|| format!("{}: bad header", path.display()))?;
+    use std::io::{BufRead, Read, Seek, SeekFrom};
+    let file = std::fs::File::open(path).with_context(|| format!("reading {}", path.display()))?;
+    let total = file.metadata().with_context(|| format!("reading {}", path.display()))?.len();
+    let mut reader = std::io::BufReader::new(file);
+    let mut line = Vec::new();
+    reader.read_until(b'\n', &mut line).with_context(|| format!("reading {}", path.display()))?;
+    ensure!(line.pop() == Some(b'\n'), "{} has no header line", path.display());
+    let header: MomentsHeader = serde_json::from_slice(&line).with_context(|| format!("{}: bad header", path.display()))?;
     if header.format != MOMENTS_FORMAT {
         bail!("{} is {:?}, not {MOMENTS_FORMAT}", path.display(), header.format);
     }
     ensure!(layer < header.n_ff.len(), "{} has {} layers, not layer {layer}", path.display(), header.n_ff.len());
     ensure!(header.tokens.len() == header.n_ff.len(), "{}: {} token counts for {} layers", path.display(), header.tokens.len(), header.n_ff.len());
-    let size = |n: usize| (n + n * (n + 1) / 2) * 4;
-    let start = nl + 1 + header.n_ff[..layer].iter().map(|&n| size(n)).sum::<usize>();
+    let size = |n: usize| ((n + n * (n + 1) / 2) * 4) as u64;
+    let body = line.len() as u64 + 1;
+    let expected = body + header.n_ff.iter().map(|&n| size(n)).sum::<u64>();
+    ensure!(total == expected, "{} is {total} bytes, not the {expected} its header describes", path.display());
     let n = header.n_ff[layer];
-    let expected = nl + 1 + header.n_ff.iter().map(|&n| size(n)).sum::<usize>();
-    ensure!(bytes.len() == expected, "{} is {} bytes, not the {expected} its header describes", path.display(), bytes.len());
-    let f = |k: usize| f64::from(f32::from_le_bytes(bytes[start + 4 * k..start + 4 * k + 4].try_into().expect("4 bytes")));
-    let sum = (0..n).map(f).collect();
+    let mut bytes = vec![0u8; size(n) as usize];
+    reader.seek(SeekFrom::Start(body + header.n_ff[..layer].iter().map(|&n| size(n)).sum::<u64>()))?;
+    reader.read_exact(&mut bytes).with_context(|| format!("reading layer {layer} of {}", path.display()))?;
+    let mut values = bytes.chunks_exact(4).map(|b| f64::from(f32::from_le_bytes(b.try_into().expect("4 bytes"))));
+    let sum = values.by_ref().take(n).collect();
     let mut gram = vec![0.0; n * n];
-    let mut k = n;
     for i in 0..n {
         for j in i..n {
-            gram[i * n + j] = f(k);
-            gram[j * n + i] = gram[i * n + j];
-            k += 1;
+            let v = values.next().expect("sized above");
+            gram[i * n + j] = v;
+            gram[j * n + i] = v;
         }
     }
     Ok((header.clone(), LayerMoments { n, tokens: header.tokens[layer], sum, gram }))
