@@ -215,26 +215,29 @@ pub fn prepare_file(r: &Runner, m: &ModelSpec, pm: &PreparedModel, prep: &Prep) 
     Ok(path)
 }
 
-/// Measures the task's per-layer output sensitivity on the F16 file (the default
-/// gamma 0.7, delta 0.3) into the profile, unless it is there: `--budget output`
-/// reads it. One file per task and ranking serves every load of the sweep.
-fn measure_sensitivity(r: &Runner, m: &ModelSpec, pm: &PreparedModel, task: crate::tasks::Task, importance: crate::profile::ranking::Importance) -> anyhow::Result<()> {
-    let file = crate::profile::sensitivity::sensitivity_path(&importance.ranking_dir(&m.profile), task);
+/// Runs `selectinfer profile KIND -m F16 --task T [extra] PROFILE` unless `file` (what
+/// it writes into the profile) is there: the measurements a slice variant reads, one
+/// file per task (and ranking) for every load of the sweep.
+fn measure_once(r: &Runner, m: &ModelSpec, pm: &PreparedModel, kind: &str, task: crate::tasks::Task, file: &Path, extra: &[&str]) -> anyhow::Result<()> {
     if file.exists() {
         return Ok(());
     }
-    let args = ["profile", "sensitivity", "-m", &pm.f16.display().to_string(), "--task", task.name(), "--importance", importance.name(), &m.profile.display().to_string()];
-    r.step(&format!("{} {task} sensitivity", m.name), &args.map(String::from))
+    let mut args: Vec<String> = ["profile", kind, "-m", &pm.f16.display().to_string(), "--task", task.name()].map(String::from).into();
+    args.extend(extra.iter().map(|a| a.to_string()));
+    args.push(m.profile.display().to_string());
+    r.step(&format!("{} {task} {kind}", m.name), &args)
 }
 
-/// Measures the task's activation moments on the F16 file into the profile, unless
-/// they are there: `--compensate refit` reads them (every load shares one file).
+/// The task's per-layer output sensitivity (the default gamma 0.7, delta 0.3), which
+/// `--budget output` reads.
+fn measure_sensitivity(r: &Runner, m: &ModelSpec, pm: &PreparedModel, task: crate::tasks::Task, importance: crate::profile::ranking::Importance) -> anyhow::Result<()> {
+    let file = crate::profile::sensitivity::sensitivity_path(&importance.ranking_dir(&m.profile), task);
+    measure_once(r, m, pm, "sensitivity", task, &file, &["--importance", importance.name()])
+}
+
+/// The task's activation moments, which `--compensate refit` reads.
 fn measure_moments(r: &Runner, m: &ModelSpec, pm: &PreparedModel, task: crate::tasks::Task) -> anyhow::Result<()> {
-    if crate::profile::moments::moments_path(&m.profile, task).exists() {
-        return Ok(());
-    }
-    let args = ["profile", "moments", "-m", &pm.f16.display().to_string(), "--task", task.name(), &m.profile.display().to_string()];
-    r.step(&format!("{} {task} moments", m.name), &args.map(String::from))
+    measure_once(r, m, pm, "moments", task, &crate::profile::moments::moments_path(&m.profile, task), &[])
 }
 
 fn slice_args(load: f64, static_share: f64, layers: &Option<std::ops::Range<usize>>, out: &Path) -> Vec<String> {
