@@ -10,8 +10,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use selectinfer::engine::{LoadOptions, Model, ObservedTensor, TensorObserver};
-use selectinfer::eval::perplexity::perplexity_observed;
-use selectinfer::eval::sensitivity::profiling_text;
+use selectinfer::eval::perplexity::{perplexity_observed, profiling_text};
 use selectinfer::gguf::GgufFile;
 use selectinfer::model::{FfnActivation, ModelInfo};
 use selectinfer::profile::moments::{moments_path, read_layer_moments};

@@ -6,8 +6,7 @@
 
 use std::path::PathBuf;
 
-use super::perplexity::perplexity_observed;
-use super::sensitivity::{data_names, profiling_text};
+use super::perplexity::{data_names, perplexity_observed, profiling_text};
 use crate::engine::{LoadOptions, Model};
 use crate::model::ModelInfo;
 use crate::profile::moments::{LayerMoments, MomentsHeader, MomentsObserver, MOMENTS_FORMAT};

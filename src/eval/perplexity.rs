@@ -13,10 +13,12 @@
 //! reference answer, the text a task-specific slice must still model. Experiments
 //! keep one [`PerplexityRow`] per (file, text) in `perplexity.csv`.
 
-use anyhow::ensure;
+use std::path::PathBuf;
+
+use anyhow::{ensure, Context};
 
 use crate::engine::{Model, Session, SessionOptions, TensorObserver};
-use crate::tasks::Example;
+use crate::tasks::{read_examples, Example, Split, Task};
 
 /// The outcome of [`perplexity`].
 #[derive(Debug, Clone, serde::Serialize)]
@@ -121,6 +123,22 @@ pub fn perplexity_observed(
     bar.finish_and_clear();
     let mean = sum / count as f64;
     Ok(Perplexity { ppl: mean.exp(), mean_nll: mean, tokens: count, chunks: n_chunks, n_ctx })
+}
+
+/// The profiling split of each task file, each example as its prompt and first
+/// reference, files joined by a blank line.
+pub fn profiling_text(data: &[PathBuf], task: Task) -> anyhow::Result<String> {
+    let mut texts = Vec::new();
+    for d in data {
+        let examples = read_examples(d, task).with_context(|| format!("reading the profiling text of {}", d.display()))?;
+        texts.push(evaluation_text(Split::Profile.select(&examples)));
+    }
+    Ok(texts.join("\n\n"))
+}
+
+/// File names of the task files, as measurement files record them.
+pub fn data_names(data: &[PathBuf]) -> Vec<String> {
+    data.iter().map(|d| d.file_name().map_or_else(|| d.display().to_string(), |n| n.to_string_lossy().into_owned())).collect()
 }
 
 #[cfg(test)]

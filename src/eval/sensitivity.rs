@@ -14,9 +14,8 @@
 
 use std::path::PathBuf;
 
-use anyhow::Context;
 
-use super::perplexity::{evaluation_text, perplexity_observed};
+use super::perplexity::{data_names, perplexity_observed, profiling_text};
 use crate::engine::{LoadOptions, Model};
 use crate::model::ModelInfo;
 use crate::profile::ranking::{lineage, Importance};
@@ -24,7 +23,7 @@ use crate::profile::sensitivity::{LayerCost, LayerSensitivity, SENSITIVITY_FORMA
 use crate::select::plan::keep_from_profile;
 use crate::select::variant::SliceVariant;
 use crate::select::NeuronMask;
-use crate::tasks::{read_examples, Split, Task};
+use crate::tasks::Task;
 
 /// What to measure.
 #[derive(Debug, Clone)]
@@ -47,22 +46,6 @@ pub struct SensitivityRequest {
     pub threads: i32,
     /// Print one line per layer to stderr.
     pub progress: bool,
-}
-
-/// The profiling split of each task file, each example as its prompt and first
-/// reference, files joined by a blank line.
-pub fn profiling_text(data: &[PathBuf], task: Task) -> anyhow::Result<String> {
-    let mut texts = Vec::new();
-    for d in data {
-        let examples = read_examples(d, task).with_context(|| format!("reading the profiling text of {}", d.display()))?;
-        texts.push(evaluation_text(Split::Profile.select(&examples)));
-    }
-    Ok(texts.join("\n\n"))
-}
-
-/// File names of the task files, as measurement files record them.
-pub fn data_names(data: &[PathBuf]) -> Vec<String> {
-    data.iter().map(|d| d.file_name().map_or_else(|| d.display().to_string(), |n| n.to_string_lossy().into_owned())).collect()
 }
 
 /// Runs the measurement (n_layer + 1 perplexity runs).
