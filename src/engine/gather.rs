@@ -57,14 +57,19 @@ pub fn transpose_columns(data: &[u8], t: &TensorInfo, kept: &[u32], ty: GgmlType
         return Ok(out);
     }
     let picked = dequantized_columns(data, t, kept)?; // [n_rows][k]
-    let k = kept.len();
-    let mut tr = vec![0f32; picked.len()];
-    for r in 0..n_rows {
-        for c in 0..k {
-            tr[c * n_rows + r] = picked[r * k + c];
+    let tr = transposed(&picked, n_rows, kept.len());
+    quantize_rows(ty.0, &tr, n_rows).with_context(|| format!("cannot quantize the transposed {} as {ty} (rows of {n_rows})", t.name))
+}
+
+/// `values` (`rows` rows of `cols`, row-major) as `cols` rows of `rows`.
+fn transposed(values: &[f32], rows: usize, cols: usize) -> Vec<f32> {
+    let mut tr = vec![0f32; values.len()];
+    for r in 0..rows {
+        for c in 0..cols {
+            tr[c * rows + r] = values[r * cols + c];
         }
     }
-    quantize_rows(ty.0, &tr, n_rows).with_context(|| format!("cannot quantize the transposed {} as {ty} (rows of {n_rows})", t.name))
+    tr
 }
 
 /// Keeps the given columns of a quantized 2-D tensor in its own type: each row is
@@ -107,23 +112,16 @@ fn as_elements<const E: usize>(bytes: &[u8]) -> &[[u8; E]] {
 
 /// Refitted kept columns (`[n_embd][k]` floats) in the type of the source `t`.
 pub fn encode_columns(values: &[f32], t: &TensorInfo, k: usize) -> anyhow::Result<Vec<u8>> {
-    match encode_floats(values, t.ty) {
-        Some(b) => Ok(b),
-        None => quantize_rows(t.ty.0, values, k).with_context(|| format!("cannot quantize the refitted {} as {} with {k} columns", t.name, t.ty)),
-    }
+    encode_rows(values, t.ty, k).with_context(|| format!("cannot quantize the refitted {} as {} with {k} columns", t.name, t.ty))
 }
 
 /// Refitted kept columns as neuron-major rows (`[k][n_embd]`) of type `ty`.
 pub fn encode_transposed(values: &[f32], t: &TensorInfo, k: usize, ty: GgmlType) -> anyhow::Result<Vec<u8>> {
     let n_embd = t.dims[1] as usize;
-    let mut tr = vec![0f32; values.len()];
-    for r in 0..n_embd {
-        for c in 0..k {
-            tr[c * n_embd + r] = values[r * k + c];
-        }
-    }
-    match encode_floats(&tr, ty) {
-        Some(b) => Ok(b),
-        None => quantize_rows(ty.0, &tr, n_embd).with_context(|| format!("cannot quantize the refitted {} as {ty} (rows of {n_embd})", t.name)),
-    }
+    encode_rows(&transposed(values, n_embd, k), ty, n_embd).with_context(|| format!("cannot quantize the refitted {} as {ty} (rows of {n_embd})", t.name))
+}
+
+/// Floats stored as `ty`: element types exactly, block types by ggml's quantizer.
+fn encode_rows(values: &[f32], ty: GgmlType, n_per_row: usize) -> Option<Vec<u8>> {
+    encode_floats(values, ty).or_else(|| quantize_rows(ty.0, values, n_per_row))
 }

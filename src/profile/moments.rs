@@ -189,5 +189,6 @@ pub fn read_layer_moments(path: &Path, layer: usize) -> anyhow::Result<(MomentsH
             gram[j * n + i] = v;
         }
     }
-    Ok((header.clone(), LayerMoments { n, tokens: header.tokens[layer], sum, gram }))
+    let tokens = header.tokens[layer];
+    Ok((header, LayerMoments { n, tokens, sum, gram }))
 }
