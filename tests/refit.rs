@@ -190,6 +190,27 @@ fn moments_and_refit_equal_an_independent_computation() {
         assert!(wr.iter().zip(&kept_columns(&src, l, &kept)).any(|(a, b)| a != b));
     }
 
+    // The neuron-major layout stores the same refitted columns, one row per neuron.
+    let nm_path = dir.path().join("refit-neurons.gguf");
+    let o = common::selectinfer(&[
+        "slice", "-m", m, "--profile", p, "--task", "translate", "--load", "0.6", "--static", "0.2", "--layers", "0..2", "--compensate", "refit",
+        "--down-layout", "neurons", "-o", nm_path.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", common::text(&o).1);
+    let nm = GgufFile::read(&nm_path).unwrap();
+    for l in 0..2 {
+        let (cols, n_embd, k) = down_matrix(&refit, l).unwrap();
+        let t = nm.tensor(&format!("blk.{l}.ffn_down.weight")).unwrap();
+        assert_eq!(t.dims, vec![n_embd as u64, k as u64]);
+        let rows: Vec<f32> = nm.read_tensor_data(t).unwrap().chunks_exact(4).map(|b| f32::from_le_bytes(b.try_into().unwrap())).collect();
+        for r in 0..n_embd {
+            for c in 0..k {
+                assert_eq!(rows[c * n_embd + r], cols[r * k + c], "layer {l} row {c} element {r}");
+            }
+        }
+        assert_eq!(bias(&nm, l), bias(&refit, l));
+    }
+
     // A truncated moments file is named, and nothing is written.
     let bytes = std::fs::read(&file).unwrap();
     std::fs::write(&file, &bytes[..bytes.len() - 4]).unwrap();
