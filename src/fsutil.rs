@@ -321,10 +321,14 @@ mod tests {
         assert!(check_output_target(&dir.path().join("no/such/x.gguf")).unwrap_err().to_string().contains("does not exist"));
         // 999999999 is above any pid_max, so that process is not running; this one is.
         let stale = dir.path().join(".out.bin.999999999-0.tmp");
-        let mine = dir.path().join(format!(".out.bin.{}-77.tmp", std::process::id()));
+        // This process's counter never reaches u64::MAX: a small number here was once
+        // the very name write_atomic below chose (other tests had advanced the counter
+        // to it), so the write itself renamed "mine" away.
+        let mine = dir.path().join(format!(".out.bin.{}-{}.tmp", std::process::id(), u64::MAX));
         fs::write(&stale, b"x").unwrap();
         fs::write(&mine, b"x").unwrap();
         write_atomic(&dir.path().join("out.bin"), b"y").unwrap();
-        assert!(!stale.exists() && mine.exists());
+        assert!(!stale.exists(), "stale left");
+        assert!(mine.exists(), "mine removed");
     }
 }
