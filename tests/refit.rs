@@ -237,3 +237,115 @@ fn kept_columns(g: &GgufFile, l: usize, kept: &[usize]) -> Vec<f64> {
     let (w, n_embd, n_ff) = down_matrix(g, l).unwrap();
     (0..n_embd).flat_map(|r| kept.iter().map(|&n| f64::from(w[r * n_ff + n])).collect::<Vec<_>>()).collect()
 }
+
+/// Every activation row entering ffn_down of a model file (its own activation), per
+/// layer, over the text `--fit-ctx 64 --fit-chunks 3` reads.
+fn activation_rows(model: &Path, data: &Path) -> Vec<Vec<Vec<f64>>> {
+    let info = ModelInfo::read(model).unwrap();
+    let rows = Arc::new(Mutex::new(vec![Vec::new(); info.n_layer]));
+    let m = Model::load(model, &LoadOptions::default()).unwrap();
+    let text = profiling_text(&[data.to_path_buf()], Task::Translate).unwrap();
+    let obs = Rows { prefix: format!("{}-", info.ffn_activation.unwrap().node_name()), rows: rows.clone() };
+    perplexity_observed(&m, &text, 64, Some(3), 2, Some(Box::new(obs))).unwrap();
+    let r = rows.lock().unwrap().clone();
+    r
+}
+
+/// Largest |gradient| of mean ||y - W' x - b||^2 + lambda ||W' - W_K||^2 at the file's
+/// columns `wr` (`[n_embd][k]`) and bias `br`, against the largest term mean |y x|.
+fn fit_gradient(x: &[Vec<f64>], y: &[Vec<f64>], wr: &[f64], br: &[f64], wk: &[f64], k: usize) -> (f64, f64) {
+    let t = x.len() as f64;
+    let n_embd = br.len();
+    let lambda = REFIT_DAMPING * (0..k).map(|c| x.iter().map(|a| a[c] * a[c]).sum::<f64>() / t).sum::<f64>() / k as f64;
+    let (mut worst, mut scale) = (0f64, 0f64);
+    for r in 0..n_embd {
+        let resid: Vec<f64> = x.iter().zip(y).map(|(a, y)| (0..k).map(|c| wr[r * k + c] * a[c]).sum::<f64>() + br[r] - y[r]).collect();
+        for c in 0..k {
+            let g = resid.iter().zip(x).map(|(e, a)| e * a[c]).sum::<f64>() / t + lambda * (wr[r * k + c] - wk[r * k + c]);
+            worst = worst.max(g.abs());
+            scale = scale.max(x.iter().zip(y).map(|(a, y)| y[r] * a[c]).sum::<f64>().abs() / t);
+        }
+        worst = worst.max((resid.iter().sum::<f64>() / t).abs());
+    }
+    (worst, scale)
+}
+
+#[test]
+fn chained_refit_fits_each_layer_on_the_slice_before_it() {
+    for arch in [SynthArch::Llama, SynthArch::Gemma3] {
+        let dir = tempfile::tempdir().unwrap();
+        let (model, profile, data) = setup(dir.path(), arch);
+        let (m, p, d) = (model.to_str().unwrap(), profile.to_str().unwrap(), data.to_str().unwrap());
+        let slice = |comp: &str, out: &Path| {
+            let o = common::selectinfer(&[
+                "slice", "-m", m, "--profile", p, "--task", "translate", "--load", "0.6", "--static", "0.2", "--layers", "0..2", "--compensate", comp,
+                "--fit-data", d, "--fit-ctx", "64", "--fit-chunks", "3", "-t", "2", "-o", out.to_str().unwrap(),
+            ]);
+            assert!(o.status.success(), "{arch:?}: {}", common::text(&o).1);
+        };
+        let chained_path = dir.path().join("chained.gguf");
+        // Needs no moments file: it measures its own.
+        slice("refit-chained", &chained_path);
+        let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().flatten().map(|e| e.file_name().to_string_lossy().into_owned()).filter(|n| n.ends_with(".tmp")).collect();
+        assert!(left.is_empty(), "{arch:?}: staged files left: {left:?}");
+        let out = common::selectinfer(&["profile", "moments", "-m", m, "--task", "translate", "--data", d, "--ctx", "64", "--chunks", "3", p]);
+        assert!(out.status.success(), "{}", common::text(&out).1);
+        let refit_path = dir.path().join("refit.gguf");
+        slice("refit", &refit_path);
+
+        let src = GgufFile::read(&model).unwrap();
+        let (chained, refit) = (GgufFile::read(&chained_path).unwrap(), GgufFile::read(&refit_path).unwrap());
+        let meta = SliceMeta::from_gguf(&chained).unwrap().unwrap();
+        assert_eq!(meta.variant, SliceVariant { compensation: Compensation::RefitChained, ..SliceVariant::default() });
+        assert_eq!(meta.variant.label(), "compensation=refit-chained");
+
+        // The targets: the whole model's layer outputs W a(t), computed here from its
+        // activations; the inputs: the chained slice's own kept activations, which
+        // for layer l depend only on the (refitted) layers before it.
+        let whole = activation_rows(&model, &data);
+        let sliced = activation_rows(&chained_path, &data);
+        for l in 0..2 {
+            let kept: Vec<usize> = meta.kept[l].as_ref().unwrap().iter().map(|&k| k as usize).collect();
+            let k = kept.len();
+            let (w, n_embd, n_ff) = down_matrix(&src, l).unwrap();
+            let y: Vec<Vec<f64>> = whole[l].iter().map(|a| (0..n_embd).map(|r| (0..n_ff).map(|n| f64::from(w[r * n_ff + n]) * a[n]).sum()).collect()).collect();
+            assert_eq!(sliced[l].len(), y.len(), "{arch:?} layer {l}: tokens");
+            assert!(sliced[l].iter().all(|a| a.len() == k));
+            let (wr, _, kk) = down_matrix(&chained, l).unwrap();
+            assert_eq!(kk, k);
+            let wr: Vec<f64> = wr.iter().map(|&v| f64::from(v)).collect();
+            let br = bias(&chained, l);
+            let wk = kept_columns(&src, l, &kept);
+            let (worst, scale) = fit_gradient(&sliced[l], &y, &wr, &br, &wk, k);
+            assert!(worst <= 1e-3 * scale, "{arch:?} layer {l}: gradient {worst} against terms of {scale}");
+            let (rc, _, _) = down_matrix(&refit, l).unwrap();
+            let differ = rc.iter().zip(&wr).map(|(a, b)| (f64::from(*a) - b).abs()).fold(0.0, f64::max);
+            let size = wr.iter().map(|v| v.abs()).fold(0.0, f64::max);
+            if l == 0 {
+                // The first sparsified layer sees the whole model's activations: the
+                // plain refit's fit (from the moments file, stored as f32 sums).
+                assert!(differ <= 1e-3 * size, "{arch:?} layer 0: chained and plain refit differ by {differ} (columns up to {size})");
+            } else {
+                // Layer 1 sees the refitted layer 0: another fit than the plain refit's.
+                assert!(differ > 1e-3 * size, "{arch:?} layer 1: the chained fit equals the plain refit's");
+                let dense_inputs: Vec<Vec<f64>> = whole[l].iter().map(|a| kept.iter().map(|&n| a[n]).collect()).collect();
+                let (off, _) = fit_gradient(&dense_inputs, &y, &wr, &br, &wk, k);
+                // Off its own inputs the fit is not stationary: the gradient on the
+                // whole model's activations is far from the one on the slice's.
+                assert!(off > 1e3 * worst && off > 1e-4 * scale, "{arch:?} layer 1: the chained fit's gradient on the whole model's activations is {off}, on its own {worst} (terms {scale})");
+            }
+        }
+    }
+    // Refused where the loader reads no down bias, with nothing written.
+    let dir = tempfile::tempdir().unwrap();
+    let (qm, qp, qd) = setup(dir.path(), SynthArch::Qwen2);
+    let qo = dir.path().join("chained.gguf");
+    common::assert_clean_failure(
+        &[
+            "slice", "-m", qm.to_str().unwrap(), "--profile", qp.to_str().unwrap(), "--task", "translate", "--load", "0.6", "--compensate", "refit-chained",
+            "--fit-data", qd.to_str().unwrap(), "--fit-ctx", "64", "--fit-chunks", "3", "-o", qo.to_str().unwrap(),
+        ],
+        "does not read",
+    );
+    assert!(!qo.exists());
+}

@@ -13,6 +13,7 @@ use selectinfer::model::{FfnActivation, ModelInfo};
 use selectinfer::profile::ranking::{self, Importance, RawProfile};
 use selectinfer::profile::{run_profile, ProfileRequest};
 use selectinfer::select::variant::{layer_ffn_bytes, Budget, Compensation, Secondary, SliceVariant};
+use selectinfer::eval::chain::FitText;
 use selectinfer::select::{slice_model_with, SliceMeta, SliceRequest, SliceSource};
 use selectinfer::synth::SynthArch;
 use selectinfer::tasks::{Split, Task};
@@ -132,7 +133,7 @@ fn slice(arch: SynthArch, out: &Path, variant: SliceVariant, load: f64) -> anyho
         source_sha256: None,
         down_layout: Default::default(),
     };
-    slice_model_with(&req, &variant)
+    slice_model_with(&req, &variant, &FitText::default())
 }
 
 fn close(a: f64, b: f64) -> bool {
@@ -249,7 +250,7 @@ fn secondary_task_slice_keeps_the_tasks_top_neurons() {
             down_layout: Default::default(),
         };
         let v = SliceVariant { secondary, ..SliceVariant::default() };
-        slice_model_with(&req, &v).unwrap();
+        slice_model_with(&req, &v, &FitText::default()).unwrap();
         let meta = SliceMeta::from_gguf(&GgufFile::read(&out).unwrap()).unwrap().unwrap();
         assert_eq!(meta.variant, v);
         assert_eq!(SliceVariant::from_gguf(&GgufFile::read(&out).unwrap()).label(), if secondary == Secondary::Task { "secondary=task" } else { "" });
@@ -490,7 +491,7 @@ fn output_sensitivity_equals_the_perplexity_of_each_one_layer_slice() {
             source_sha256: None,
             down_layout: Default::default(),
         };
-        slice_model_with(&req, &SliceVariant::default()).unwrap();
+        slice_model_with(&req, &SliceVariant::default(), &FitText::default()).unwrap();
         let sliced = perplexity(&Model::load(&out, &LoadOptions::default()).unwrap(), &text, 64, Some(3), 2).unwrap();
         assert!((s.layers[l].ppl - sliced.ppl).abs() <= 1e-3 * sliced.ppl, "layer {l}: masked {} vs sliced file {}", s.layers[l].ppl, sliced.ppl);
         assert!((s.layers[l].cost - (sliced.mean_nll - whole.mean_nll)).abs() < 1e-3, "layer {l}");

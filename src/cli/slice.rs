@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use anyhow::bail;
 
+use crate::eval::chain::FitText;
 use crate::output::{format_bytes, Table};
 use crate::select::rewrite::parse_layer_range;
 use crate::select::variant::{Budget, Compensation, Importance, Secondary, SliceVariant};
@@ -67,10 +68,26 @@ pub struct SliceArgs {
     /// Compensation of the dropped neurons: none, or their mean contribution over the
     /// profiling tokens added back as an ffn_down bias, or refit: the kept ffn_down
     /// columns and a bias fitted by ridge regression to the whole layer's output over
-    /// the task's profiling text (needs `profile moments`). llama and gemma3 only: the
-    /// builders that load an optional down bias, gemma3's with patch 0009.
+    /// the task's profiling text (needs `profile moments`), or refit-chained: the same
+    /// fit layer after layer, each on the activations of the slice with the layers
+    /// before it refitted (runs the --fit-data text once per sparsified layer). llama
+    /// and gemma3 only: the builders that load an optional down bias, gemma3's with
+    /// patch 0009.
     #[arg(long = "compensate", value_enum, default_value_t = Compensation::None)]
     pub compensation: Compensation,
+    /// Text of --compensate refit-chained: a JSON Lines task file whose profiling
+    /// split is read (default: the task's bundled files, as `profile moments` reads).
+    #[arg(long)]
+    pub fit_data: Option<PathBuf>,
+    /// Chunk length in tokens of the refit-chained text.
+    #[arg(long, default_value_t = crate::eval::chain::FIT_CTX as u32, value_parser = super::opts::parse_ctx)]
+    pub fit_ctx: u32,
+    /// Most chunks of the refit-chained text.
+    #[arg(long, default_value_t = crate::eval::chain::FIT_CHUNKS, value_parser = super::opts::parse_count)]
+    pub fit_chunks: usize,
+    /// CPU threads of the refit-chained passes.
+    #[command(flatten)]
+    pub threads: super::opts::ThreadsArg,
     /// Ranking of the loaded neurons after the static delta*N: the model-wide
     /// ranking, the mean over the profile's tasks (model, the paper's), or the task's
     /// own (task: the slice keeps the task's top gamma*N neurons).
@@ -107,7 +124,8 @@ pub fn run(a: SliceArgs) -> anyhow::Result<()> {
     if a.random && !variant.is_default() {
         bail!("--importance, --budget, --compensate and --secondary need a profile, not --random");
     }
-    let r = slice_model_with(&req, &variant)?;
+    let fit = FitText { data: a.fit_data, ctx: a.fit_ctx as usize, chunks: a.fit_chunks, threads: a.threads.get() };
+    let r = slice_model_with(&req, &variant, &fit)?;
     if a.json.json {
         println!("{}", serde_json::to_string(&r)?);
         return Ok(());

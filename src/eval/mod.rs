@@ -5,11 +5,13 @@
 //! against [`crate::tasks::Example::references`] with the metric the task's papers
 //! report ([`metrics`]), with 95% bootstrap intervals ([`bootstrap`]). [`harness`]
 //! runs one [`method`] on one task and writes one [`row`] of a results CSV;
-//! [`perplexity`] measures a file's perplexity on a text, and [`sensitivity`] what
-//! slicing each layer alone costs it.
+//! [`perplexity`] measures a file's perplexity on a text, [`sensitivity`] what
+//! slicing each layer alone costs it, and [`moments`] and [`chain`] the activations
+//! a refitted slice is fitted to.
 
 pub mod answers;
 pub mod bootstrap;
+pub mod chain;
 pub mod harness;
 pub mod method;
 pub mod metrics;

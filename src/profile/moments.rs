@@ -67,12 +67,7 @@ impl LayerMoments {
         let t = x.len() / n;
         // Column-major copy: column i is neuron i over the tokens, so each Gram entry
         // is one contiguous dot product (f32 within a batch, f64 across batches).
-        let mut cols = vec![0f32; n * t];
-        for (r, row) in x.chunks_exact(n).enumerate() {
-            for (i, &v) in row.iter().enumerate() {
-                cols[i * t + r] = v;
-            }
-        }
+        let cols = columns(x, n, t);
         for i in 0..n {
             let ci = &cols[i * t..(i + 1) * t];
             self.sum[i] += ci.iter().map(|&v| f64::from(v)).sum::<f64>();
@@ -90,8 +85,19 @@ impl LayerMoments {
     }
 }
 
+/// Column-major copy of `rows` rows of `n` values (column i: value i over the rows).
+pub(crate) fn columns(x: &[f32], n: usize, rows: usize) -> Vec<f32> {
+    let mut c = vec![0f32; n * rows];
+    for (r, row) in x.chunks_exact(n).enumerate() {
+        for (i, &v) in row.iter().enumerate() {
+            c[i * rows + r] = v;
+        }
+    }
+    c
+}
+
 /// A dot product the compiler vectorizes (8 independent lanes).
-fn dot(a: &[f32], b: &[f32]) -> f32 {
+pub(crate) fn dot(a: &[f32], b: &[f32]) -> f32 {
     let mut acc = [0f32; 8];
     let (ca, cb) = (a.chunks_exact(8), b.chunks_exact(8));
     let tail: f32 = ca.remainder().iter().zip(cb.remainder()).map(|(x, y)| x * y).sum();

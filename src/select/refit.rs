@@ -1,5 +1,6 @@
-//! `--compensate refit`: the kept neurons' `ffn_down` columns and a bias, fitted so
-//! that the sliced FFN output follows the whole one over the profiling tokens.
+//! `--compensate refit` and `refit-chained`: the kept neurons' `ffn_down` columns
+//! and a bias, fitted so that the sliced FFN output follows the whole one over the
+//! profiling tokens.
 //!
 //! For a sparsified layer with kept set K and dropped set D, the whole FFN outputs
 //! y(t) = W a(t); the slice outputs W'_K a_K(t) + b. The refit chooses W'_K and b
@@ -8,20 +9,27 @@
 //!   mean over t of ||W a(t) - W'_K a_K(t) - b||^2 + lambda ||W'_K - W_K||^2,
 //!
 //! a ridge regression of the dropped neurons' output on the kept activations, with
-//! the columns pulled towards their originals. Writing W'_K = W_K + Delta_K^T and
-//! b = Delta_1^T, the normal equations are
+//! the columns pulled towards their originals. Its normal equations are
 //!
-//!   [[M_KK + lambda I, mu_K], [mu_K^T, 1]] [Delta_K; Delta_1] = [M_KD; mu_D^T] W_D^T
+//!   [[M_KK + lambda I, mu_K], [mu_K^T, 1]] [W'_K^T; b^T] = [M_K: W^T + lambda W_K^T; (W mu)^T]
 //!
 //! with M = mean a a^T and mu = mean a ([`crate::profile::moments`]). As lambda
-//! grows, Delta_K vanishes and b becomes W_D mu_D, the mean compensation; at lambda
+//! grows, W'_K stays W_K and b becomes W_D mu_D, the mean compensation; at lambda
 //! 0 it is the least-squares linear reconstruction of the dropped contribution,
 //! which restores per token what a constant bias cannot. The system is positive
 //! definite for lambda > 0 and is solved by Cholesky in f64.
+//!
+//! `refit` fits every layer to the whole model's own activations, so each layer is
+//! fitted as if the layers before it were whole. `refit-chained` fits the layers in
+//! order, each on the activations a'_K(t) that the slice with the layers before it
+//! already refitted computes, to the whole model's output y(t) of that layer at the
+//! same token ([`crate::eval::chain`]): the same equations with M, mu and the
+//! cross term taken from (a'_K, y) pairs ([`FitSums`]), so a layer also corrects
+//! the error that reaches it from the sliced layers before it.
 
 use anyhow::ensure;
 
-use crate::profile::moments::LayerMoments;
+use crate::profile::moments::{columns, dot, LayerMoments};
 
 /// lambda as a share of the mean diagonal of M_KK (the kept neurons' mean squared
 /// activation), as in OBS-style reconstructions, which damp by 1% of the mean
@@ -36,58 +44,150 @@ pub struct Refit {
     pub bias: Vec<f32>,
 }
 
-/// Fits layer `w` (`ffn_down` row-major `[n_embd][n_ff]`) to the moments `m`,
-/// keeping the neurons `kept` (in their stored order); `damping` is lambda as a share
-/// of the mean of diag(M_KK).
+/// The sums over the fit's tokens that a refit's least squares need: the kept
+/// neurons' activations x(t) = a_K(t), as the slice computes them, and the target
+/// y(t), the whole layer's output.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FitSums {
+    /// Kept neurons.
+    pub k: usize,
+    /// Outputs (n_embd).
+    pub n_out: usize,
+    pub tokens: u64,
+    /// sum of x, `k`.
+    pub x_sum: Vec<f64>,
+    /// sum of x x^T, `k x k` row-major.
+    pub gram: Vec<f64>,
+    /// sum of y, `n_out`.
+    pub y_sum: Vec<f64>,
+    /// sum of x y^T, `k x n_out` row-major.
+    pub cross: Vec<f64>,
+}
+
+impl FitSums {
+    /// Empty sums.
+    pub fn new(k: usize, n_out: usize) -> FitSums {
+        FitSums { k, n_out, tokens: 0, x_sum: vec![0.0; k], gram: vec![0.0; k * k], y_sum: vec![0.0; n_out], cross: vec![0.0; k * n_out] }
+    }
+
+    /// The sums of the whole model's own activations, from its moments `m`, for the
+    /// kept neurons `kept` of layer `w` (`ffn_down` row-major `[n_embd][n_ff]`), whose
+    /// output is y = W a.
+    pub fn from_moments(w: &[f32], n_embd: usize, kept: &[u32], m: &LayerMoments) -> FitSums {
+        let n = m.n;
+        let k = kept.len();
+        let mut s = FitSums::new(k, n_embd);
+        s.tokens = m.tokens;
+        let w64: Vec<f64> = w.iter().map(|&v| f64::from(v)).collect();
+        for (r, &i) in kept.iter().enumerate() {
+            let i = i as usize;
+            s.x_sum[r] = m.sum[i];
+            for (c, &j) in kept.iter().enumerate() {
+                s.gram[r * k + c] = m.gram[i * n + j as usize];
+            }
+            let g = &m.gram[i * n..(i + 1) * n];
+            for e in 0..n_embd {
+                s.cross[r * n_embd + e] = dot64(g, &w64[e * n..(e + 1) * n]);
+            }
+        }
+        for e in 0..n_embd {
+            s.y_sum[e] = dot64(&m.sum, &w64[e * n..(e + 1) * n]);
+        }
+        s
+    }
+
+    /// Adds `rows` tokens: `x` row-major `[rows][k]`, `y` row-major `[rows][n_out]`.
+    pub fn add(&mut self, x: &[f32], y: &[f32]) {
+        let (k, n_out) = (self.k, self.n_out);
+        let rows = x.len() / k.max(1);
+        assert!(x.len() == rows * k && y.len() == rows * n_out, "{} x values and {} y values for {rows} rows", x.len(), y.len());
+        let xc = columns(x, k, rows);
+        let yc = columns(y, n_out, rows);
+        for i in 0..k {
+            let ci = &xc[i * rows..(i + 1) * rows];
+            self.x_sum[i] += ci.iter().map(|&v| f64::from(v)).sum::<f64>();
+            for j in i..k {
+                self.gram[i * k + j] += f64::from(dot(ci, &xc[j * rows..(j + 1) * rows]));
+            }
+            for e in 0..n_out {
+                self.cross[i * n_out + e] += f64::from(dot(ci, &yc[e * rows..(e + 1) * rows]));
+            }
+        }
+        for i in 0..k {
+            for j in 0..i {
+                self.gram[i * k + j] = self.gram[j * k + i];
+            }
+        }
+        for e in 0..n_out {
+            self.y_sum[e] += yc[e * rows..(e + 1) * rows].iter().map(|&v| f64::from(v)).sum::<f64>();
+        }
+        self.tokens += rows as u64;
+    }
+}
+
+fn dot64(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+/// Fits layer `w` (`ffn_down` row-major `[n_embd][n_ff]`) to the moments `m` of the
+/// whole model's activations, keeping the neurons `kept` (in their stored order);
+/// `damping` is lambda as a share of the mean of diag(M_KK).
 pub fn refit_down(w: &[f32], n_embd: usize, n_ff: usize, kept: &[u32], m: &LayerMoments, damping: f64) -> anyhow::Result<Refit> {
     ensure!(m.n == n_ff && w.len() == n_embd * n_ff, "the moments have {} neurons, ffn_down {n_ff}", m.n);
-    ensure!(m.tokens > 0, "the moments sum no tokens");
+    fit_down(w, n_embd, n_ff, kept, &FitSums::from_moments(w, n_embd, kept, m), damping)
+}
+
+/// Fits the kept columns of layer `w` (`ffn_down` row-major `[n_embd][n_ff]`) and a
+/// bias to the sums `s` of its kept inputs and target outputs: with M = mean x x^T,
+/// mu = mean x, C = mean x y^T and nu = mean y, the normal equations of
+///
+///   mean over t of ||y(t) - W'_K x(t) - b||^2 + lambda ||W'_K - W_K||^2
+///
+/// are [[M + lambda I, mu], [mu^T, 1]] [W'_K^T; b^T] = [C + lambda W_K^T; nu^T].
+/// When x are the whole model's own activations and y = W a, this is the ridge
+/// regression of the module documentation.
+pub fn fit_down(w: &[f32], n_embd: usize, n_ff: usize, kept: &[u32], s: &FitSums, damping: f64) -> anyhow::Result<Refit> {
+    ensure!(w.len() == n_embd * n_ff, "ffn_down has {} values, not {n_embd} x {n_ff}", w.len());
+    ensure!(s.k == kept.len() && s.n_out == n_embd, "the fit's sums are {} x {}, the layer keeps {} of {n_embd}-wide columns", s.k, s.n_out, kept.len());
+    ensure!(s.tokens > 0, "the moments sum no tokens");
     ensure!(damping > 0.0, "the refit's damping must be positive");
-    let t = m.tokens as f64;
-    let mut is_kept = vec![false; n_ff];
-    kept.iter().for_each(|&k| is_kept[k as usize] = true);
-    let dropped: Vec<usize> = (0..n_ff).filter(|&n| !is_kept[n]).collect();
+    let t = s.tokens as f64;
     let k = kept.len();
     let dim = k + 1;
-    let mom = |i: usize, j: usize| m.gram[i * n_ff + j] / t;
-    let mu = |i: usize| m.sum[i] / t;
 
     // The system matrix A (dim x dim, row-major).
-    let diag_mean = kept.iter().map(|&i| mom(i as usize, i as usize)).sum::<f64>() / k.max(1) as f64;
+    let diag_mean = (0..k).map(|i| s.gram[i * k + i] / t).sum::<f64>() / k.max(1) as f64;
     let lambda = damping * diag_mean.max(f64::MIN_POSITIVE);
     let mut a = vec![0f64; dim * dim];
-    for (r, &i) in kept.iter().enumerate() {
-        for (c, &j) in kept.iter().enumerate() {
-            a[r * dim + c] = mom(i as usize, j as usize);
+    for r in 0..k {
+        for c in 0..k {
+            a[r * dim + c] = s.gram[r * k + c] / t;
         }
         a[r * dim + r] += lambda;
-        a[r * dim + k] = mu(i as usize);
-        a[k * dim + r] = mu(i as usize);
+        a[r * dim + k] = s.x_sum[r] / t;
+        a[k * dim + r] = s.x_sum[r] / t;
     }
     a[k * dim + k] = 1.0;
 
-    // The right side: [M_KD; mu_D^T] W_D^T, dim x n_embd.
-    let wd: Vec<f64> = (0..n_embd).flat_map(|r| dropped.iter().map(move |&d| f64::from(w[r * n_ff + d]))).collect();
-    let nd = dropped.len();
+    // The right side, dim x n_embd.
     let mut rhs = vec![0f64; dim * n_embd];
-    let mut feature = vec![0f64; nd];
-    for row in 0..dim {
-        for (f, &d) in feature.iter_mut().zip(&dropped) {
-            *f = if row < k { mom(kept[row] as usize, d) } else { mu(d) };
+    for (r, &i) in kept.iter().enumerate() {
+        for e in 0..n_embd {
+            rhs[r * n_embd + e] = s.cross[r * n_embd + e] / t + lambda * f64::from(w[e * n_ff + i as usize]);
         }
-        for r in 0..n_embd {
-            rhs[row * n_embd + r] = feature.iter().zip(&wd[r * nd..(r + 1) * nd]).map(|(x, y)| x * y).sum();
-        }
+    }
+    for e in 0..n_embd {
+        rhs[k * n_embd + e] = s.y_sum[e] / t;
     }
     cholesky_solve(&mut a, dim, &mut rhs, n_embd)?;
 
     let mut columns = vec![0f32; n_embd * k];
-    for r in 0..n_embd {
-        for (c, &i) in kept.iter().enumerate() {
-            columns[r * k + c] = (f64::from(w[r * n_ff + i as usize]) + rhs[c * n_embd + r]) as f32;
+    for e in 0..n_embd {
+        for c in 0..k {
+            columns[e * k + c] = rhs[c * n_embd + e] as f32;
         }
     }
-    let bias = (0..n_embd).map(|r| rhs[k * n_embd + r] as f32).collect();
+    let bias = (0..n_embd).map(|e| rhs[k * n_embd + e] as f32).collect();
     Ok(Refit { columns, bias })
 }
 

@@ -26,6 +26,7 @@ use anyhow::{bail, ensure, Context};
 use super::plan::{keep_from_profile, keep_random, LayerKeep};
 use super::variant::{Compensated, SliceVariant};
 use crate::engine::{encode_columns, encode_transposed, gather_columns, gather_rows, requantize_columns, transpose_columns, LoadOptions, Model};
+use crate::eval::chain::{Chain, FitText};
 use crate::gguf::{GgmlType, GgufFile, GgufWriter, TensorInfo, TensorSpec, Value};
 use crate::model::{ffn_down_neuron_major, split_block_name, ModelInfo, NEURON_MAJOR_KEY};
 use crate::profile::ranking::{model_ranking_path, task_ranking_path};
@@ -286,11 +287,12 @@ pub fn profile_sha256(dir: &Path, task: Task) -> std::io::Result<String> {
 
 /// Slices `req.model` into `req.output` (the paper's selection).
 pub fn slice_model(req: &SliceRequest) -> anyhow::Result<SliceReport> {
-    slice_model_with(req, &SliceVariant::default())
+    slice_model_with(req, &SliceVariant::default(), &FitText::default())
 }
 
-/// Slices `req.model` into `req.output` with a selection variant.
-pub fn slice_model_with(req: &SliceRequest, variant: &SliceVariant) -> anyhow::Result<SliceReport> {
+/// Slices `req.model` into `req.output` with a selection variant; `fit` is the text a
+/// chained refit runs (`--compensate refit-chained`; unused otherwise).
+pub fn slice_model_with(req: &SliceRequest, variant: &SliceVariant, fit: &FitText) -> anyhow::Result<SliceReport> {
     ensure!(req.load > 0.0 && req.load <= 1.0, "--load (gamma) must be in (0, 1], got {}", req.load);
     ensure!(
         req.static_share >= 0.0 && req.static_share <= req.load,
@@ -364,7 +366,6 @@ pub fn slice_model_with(req: &SliceRequest, variant: &SliceVariant) -> anyhow::R
         }
     };
 
-    let compensated = variant.compensation(&src, &info, &keeps, profile, &fp, &crate::profile::ranking::lineage(&src))?;
     let meta = SliceMeta {
         variant: *variant,
         load: req.load,
@@ -397,6 +398,23 @@ pub fn slice_model_with(req: &SliceRequest, variant: &SliceVariant) -> anyhow::R
             );
         }
     }
+    // A chained refit runs the slice cut so far: its layers before `upto`, the
+    // others whole, with the compensation fitted so far.
+    let write_prefix = |upto: usize, fitted: &Compensated, path: &Path| -> anyhow::Result<()> {
+        let prefix = |v: &[Option<Vec<u32>>]| v.iter().enumerate().map(|(l, x)| x.clone().filter(|_| l < upto)).collect();
+        let keeps: Vec<Option<LayerKeep>> = keeps.iter().enumerate().map(|(l, k)| k.clone().filter(|_| l < upto)).collect();
+        let meta = SliceMeta { layer_end: upto.min(meta.layer_end), kept: prefix(&meta.kept), static_set: prefix(&meta.static_set), ..meta.clone() };
+        write_sliced(&src, &info, &keeps, &meta, fitted, path).map(|_| ())
+    };
+    let compensated = variant.compensation(
+        &src,
+        &info,
+        &keeps,
+        profile,
+        &fp,
+        &crate::profile::ranking::lineage(&src),
+        Chain { text: fit, write_prefix: &write_prefix, staging: &req.output },
+    )?;
     // Written and verified under a temporary name; only a file that loads takes the final one.
     let staged = crate::fsutil::TempPath::beside(&req.output);
     let down_requantized = write_sliced(&src, &info, &keeps, &meta, &compensated, staged.path())?;

@@ -83,6 +83,12 @@ pub enum Compensation {
     /// layer's output over the profiling tokens ([`super::refit`]; needs the task's
     /// activation moments, `profile moments`).
     Refit,
+    /// The same fit, layer after layer, on the activations of the slice with the
+    /// layers before already refitted, to the whole model's output
+    /// ([`crate::eval::chain`]; runs the task's profiling text once per sparsified
+    /// layer).
+    #[serde(rename = "refit-chained")]
+    RefitChained,
 }
 
 impl Compensation {
@@ -92,6 +98,7 @@ impl Compensation {
             Compensation::None => "none",
             Compensation::Mean => "mean",
             Compensation::Refit => "refit",
+            Compensation::RefitChained => "refit-chained",
         }
     }
 }
@@ -191,6 +198,7 @@ impl SliceVariant {
             compensation: match s("compensation").as_deref() {
                 Some("mean") => Compensation::Mean,
                 Some("refit") => Compensation::Refit,
+                Some("refit-chained") => Compensation::RefitChained,
                 _ => d.compensation,
             },
             secondary: if s("secondary").as_deref() == Some("task") { Secondary::Task } else { d.secondary },
@@ -329,8 +337,9 @@ impl SliceVariant {
 
     /// What compensates each sparsified layer's dropped neurons. Mean: the bias
     /// b = sum over dropped n of W_down[:, n] x mean a_n over the task's profiling
-    /// tokens. Refit: new kept columns and a bias ([`super::refit`]). Nothing
-    /// without compensation.
+    /// tokens. Refit: new kept columns and a bias ([`super::refit`]), chained: the
+    /// same fitted layer after layer on the slice's own activations
+    /// ([`crate::eval::chain`]). Nothing without compensation.
     pub fn compensation(
         &self,
         src: &GgufFile,
@@ -339,6 +348,7 @@ impl SliceVariant {
         profile: Option<(&Path, Task)>,
         fp: &ModelFingerprint,
         lineage: &[String],
+        chain: crate::eval::chain::Chain<'_>,
     ) -> anyhow::Result<Compensated> {
         let mut out = Compensated { biases: Vec::new(), columns: vec![None; info.n_layer] };
         if self.compensation == Compensation::None {
@@ -356,6 +366,9 @@ impl SliceVariant {
         for (l, _) in sparsified() {
             let name = format!("blk.{l}.ffn_down.bias");
             ensure!(src.tensor(&name).is_none(), "{} already has {name}; compensating a model with down biases is not supported", src.path.display());
+        }
+        if self.compensation == Compensation::RefitChained {
+            return crate::eval::chain::chained_refit(src, info, keeps, task, chain);
         }
         if self.compensation == Compensation::Refit {
             let path = required_moments(dir, task)?;

@@ -410,6 +410,7 @@ fn variant_suffix(v: &crate::select::variant::SliceVariant) -> String {
         Compensation::None => {}
         Compensation::Mean => s.push_str("-compensate"),
         Compensation::Refit => s.push_str("-refit"),
+        Compensation::RefitChained => s.push_str("-refit-chained"),
     }
     if v.secondary == Secondary::Task {
         s.push_str("-secondary-task");
