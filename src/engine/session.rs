@@ -247,12 +247,19 @@ impl<'m> Session<'m> {
     /// vocabulary costs more than the rest of the model (perplexity scores the
     /// second half of each chunk). `tokens` must fit one batch.
     pub fn eval_logits_from(&mut self, tokens: &[Token], first: usize) -> Result<Vec<Vec<f32>>, EngineError> {
+        self.eval_from(tokens, first)?;
+        Ok((first..tokens.len()).map(|i| self.logits(i as i32).to_vec()).collect())
+    }
+
+    /// [`Session::eval_logits_from`] without reading the logits: for an observer of
+    /// the graph, which sees every layer's activations of every token, except the
+    /// last layer's, which llama.cpp computes for positions `first..` only.
+    pub fn eval_from(&mut self, tokens: &[Token], first: usize) -> Result<(), EngineError> {
         self.clear();
         if tokens.len() > self.n_batch {
             return Err(EngineError::Decode(format!("{} tokens exceed n_batch {}", tokens.len(), self.n_batch)));
         }
-        self.decode_where(tokens, |i| i >= first)?;
-        Ok((first..tokens.len()).map(|i| self.logits(i as i32).to_vec()).collect())
+        self.decode_where(tokens, |i| i >= first)
     }
 
     /// Restricts the FFN of the layers in `shapes` to compacted weights for the

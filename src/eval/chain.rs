@@ -16,8 +16,8 @@ use std::time::Instant;
 
 use anyhow::{ensure, Context};
 
-use super::perplexity::{perplexity_observed, profiling_text};
-use crate::engine::{LoadOptions, Model, ObservedTensor, TensorObserver};
+use super::perplexity::{profiling_text, text_chunks};
+use crate::engine::{LoadOptions, Model, ObservedTensor, Session, SessionOptions, TensorObserver};
 use crate::gguf::GgufFile;
 use crate::model::{FfnActivation, ModelInfo};
 use crate::select::plan::LayerKeep;
@@ -72,10 +72,18 @@ pub fn chained_refit(src: &GgufFile, info: &ModelInfo, keeps: &[Option<LayerKeep
     let Chain { text, write_prefix, staging } = chain;
     let activation = info.require_gated_ffn().map_err(anyhow::Error::msg)?;
     let layers: Vec<usize> = (0..info.n_layer).filter(|&l| keeps[l].as_ref().is_some_and(|k| !k.is_whole(info.n_ff[l] as usize))).collect();
-    let text_str = profiling_text(&text.files(task), task)?;
+    let chunks = text_chunks(&Model::load(&src.path, &LoadOptions::default())?, &profiling_text(&text.files(task), task)?, text.ctx, Some(text.chunks))?;
+    // No logits are needed, so the output layer runs for one position per chunk,
+    // unless the last layer is sparsified: llama.cpp computes it only for the
+    // positions whose logits are asked for, here the scored half as in `profile
+    // moments`.
+    let first = if layers.last() == Some(&(info.n_layer - 1)) { text.ctx / 2 } else { text.ctx - 1 };
     let run = |path: &Path, observer: Box<dyn TensorObserver>| -> anyhow::Result<()> {
         let model = Model::load(path, &LoadOptions::default())?;
-        perplexity_observed(&model, &text_str, text.ctx, Some(text.chunks), text.threads, Some(observer))?;
+        let mut s = Session::new(&model, SessionOptions { n_ctx: text.ctx as u32, n_batch: text.ctx as u32, threads: text.threads, observer: Some(observer) })?;
+        for chunk in &chunks {
+            s.eval_from(chunk, first)?;
+        }
         Ok(())
     };
 

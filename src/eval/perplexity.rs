@@ -17,7 +17,7 @@ use std::path::PathBuf;
 
 use anyhow::{ensure, Context};
 
-use crate::engine::{Model, Session, SessionOptions, TensorObserver};
+use crate::engine::{Model, Session, SessionOptions, TensorObserver, Token};
 use crate::tasks::{read_examples, Example, Split, Task};
 
 /// The outcome of [`perplexity`].
@@ -99,23 +99,16 @@ pub fn perplexity_observed(
     threads: i32,
     observer: Option<Box<dyn TensorObserver>>,
 ) -> anyhow::Result<Perplexity> {
-    ensure!(n_ctx >= 16, "the chunk length must be at least 16 tokens");
-    let tokens = model.tokenize(text, true, false);
-    let n_chunks = (tokens.len() / n_ctx).min(max_chunks.unwrap_or(usize::MAX));
-    ensure!(n_chunks > 0, "the text has {} tokens, fewer than one chunk of {n_ctx}", tokens.len());
-    let bos = model.tokenize("", true, false).first().copied();
+    let chunks = text_chunks(model, text, n_ctx, max_chunks)?;
+    let n_chunks = chunks.len();
     let mut s = Session::new(model, SessionOptions { n_ctx: n_ctx as u32, n_batch: n_ctx as u32, threads, observer })?;
     let (mut sum, mut count) = (0f64, 0usize);
     let bar = crate::output::progress_bar(true, n_chunks as u64, "perplexity");
-    for c in 0..n_chunks {
-        let mut chunk = tokens[c * n_ctx..(c + 1) * n_ctx].to_vec();
-        if let Some(b) = bos {
-            chunk[0] = b;
-        }
+    for chunk in &chunks {
         // Logits of the scored half only (the output layer dominates on large vocabularies).
-        let logits = s.eval_logits_from(&chunk, n_ctx / 2)?;
+        let logits = s.eval_logits_from(chunk, n_ctx / 2)?;
         for j in n_ctx / 2..n_ctx - 1 {
-            sum += nll(&logits[j - n_ctx / 2], tokens[c * n_ctx + j + 1] as usize);
+            sum += nll(&logits[j - n_ctx / 2], chunk[j + 1] as usize);
             count += 1;
         }
         bar.inc(1);
@@ -123,6 +116,27 @@ pub fn perplexity_observed(
     bar.finish_and_clear();
     let mean = sum / count as f64;
     Ok(Perplexity { ppl: mean.exp(), mean_nll: mean, tokens: count, chunks: n_chunks, n_ctx })
+}
+
+/// The chunks perplexity scores: `text`'s tokens in runs of `n_ctx` (at most
+/// `max_chunks`, at least one), each beginning with BOS as llama-perplexity's do.
+pub fn text_chunks(model: &Model, text: &str, n_ctx: usize, max_chunks: Option<usize>) -> anyhow::Result<Vec<Vec<Token>>> {
+    ensure!(n_ctx >= 16, "the chunk length must be at least 16 tokens");
+    let tokens = model.tokenize(text, true, false);
+    let n_chunks = (tokens.len() / n_ctx).min(max_chunks.unwrap_or(usize::MAX));
+    ensure!(n_chunks > 0, "the text has {} tokens, fewer than one chunk of {n_ctx}", tokens.len());
+    let bos = model.tokenize("", true, false).first().copied();
+    Ok(tokens
+        .chunks_exact(n_ctx)
+        .take(n_chunks)
+        .map(|c| {
+            let mut chunk = c.to_vec();
+            if let Some(b) = bos {
+                chunk[0] = b;
+            }
+            chunk
+        })
+        .collect())
 }
 
 /// The profiling split of each task file, each example as its prompt and first
