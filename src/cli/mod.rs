@@ -10,6 +10,7 @@ pub mod generate;
 mod inspect;
 mod answers;
 pub mod opts;
+mod pair;
 mod perplexity;
 mod profile;
 mod slice;
@@ -61,6 +62,9 @@ pub enum Command {
     /// Run an experiments/*.yaml reproduction (resumable), writing
     /// results/NAME/results.csv, README.md and plots.
     Experiment(experiment::ExperimentArgs),
+    /// Paired difference of two runs' answers on the same examples (two `eval
+    /// --outputs` files), every metric with its 95% interval.
+    Pair(pair::PairArgs),
     /// Perplexity of a text (default: wikitext-2 test), chunked as llama-perplexity does.
     Perplexity(perplexity::PerplexityArgs),
     /// Streaming chat with selective loading and computation (reads turns from
@@ -85,6 +89,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         Command::Chat(a) => chat::run(a),
         Command::Eval(a) => eval::run(a),
         Command::Perplexity(a) => perplexity::run(a),
+        Command::Pair(a) => pair::run(a),
         Command::Experiment(a) => experiment::run(a),
     }
 }
