@@ -88,6 +88,10 @@ pub(super) struct Bars {
     pub(super) value_labels: bool,
 }
 
+/// Mixes of a method's colour for its settings in order: towards white (> 0) or
+/// black (< 0).
+pub(super) const SHADES: [f64; 8] = [0.0, 0.45, -0.4, 0.7, -0.65, 0.25, 0.85, -0.2];
+
 /// One method's bars, one value per group (None: no bar there).
 #[derive(Debug)]
 pub(super) struct BarSeries {
@@ -102,11 +106,17 @@ pub(super) struct BarSeries {
 }
 
 impl BarSeries {
-    /// The method's colour, mixed with white for its later settings.
+    /// The method's colour for its first setting; its later settings take it
+    /// mixed with white (positive steps) or black (negative ones), alternating, so
+    /// that a sweep of up to [`SHADES`]`.len()` variants of one method has as many
+    /// colours (they repeat after that).
     pub(super) fn color(&self) -> RGBColor {
         let RGBColor(r, g, b) = method_color(&self.method);
-        let t = (0.45 * f64::from(self.shade)).min(0.8);
-        let mix = |c: u8| (f64::from(c) + (255.0 - f64::from(c)) * t).round() as u8;
+        let t = SHADES[usize::from(self.shade) % SHADES.len()];
+        let mix = |c: u8| {
+            let c = f64::from(c);
+            (if t >= 0.0 { c + (255.0 - c) * t } else { c * (1.0 + t) }).round() as u8
+        };
         RGBColor(mix(r), mix(g), mix(b))
     }
 }

@@ -398,3 +398,22 @@ fn preview() -> Result<()> {
     write_plots(&pts, &defaults(), Path::new("/tmp/plots-preview/several-models"))?;
     Ok(())
 }
+
+/// A method's settings get distinct colours up to the number of shades (a sweep of
+/// a dozen variants once drew all but two in one pale tint).
+#[test]
+fn a_methods_settings_get_distinct_colours() {
+    let colors: Vec<(u8, u8, u8)> = (0..super::chart::SHADES.len() as u8)
+        .map(|shade| {
+            let s = super::chart::BarSeries { method: "selectinfer".into(), label: String::new(), shade, values: Vec::new(), intervals: Vec::new() };
+            let plotters::style::RGBColor(r, g, b) = s.color();
+            (r, g, b)
+        })
+        .collect();
+    for (i, a) in colors.iter().enumerate() {
+        for b in &colors[i + 1..] {
+            let distance = [a.0.abs_diff(b.0), a.1.abs_diff(b.1), a.2.abs_diff(b.2)].into_iter().max().unwrap();
+            assert!(distance >= 20, "shades {a:?} and {b:?} are too close: {colors:?}");
+        }
+    }
+}
