@@ -1,39 +1,46 @@
 #!/usr/bin/env bash
-# The chained refit against the plain refit on the same examples (Gemma-3-270M F16,
-# gamma 0.7): the sweep's cells of `experiments/selection-gemma3.yaml` paired
-# directly with `selectinfer pair` (the report pairs each variant with today's
-# default only), at phi 0.4 and dense-loaded. Then the chained cells against the
-# reference and CoreInfer. Writes results/selection/chained-pairs.md.
+# The chained refit against the plain refit on the same examples (gamma 0.7): the
+# sweep's cells of `experiments/selection-gemma3.yaml` (or, with MODEL=smollm2,
+# `selection-smollm2.yaml`) paired directly with `selectinfer pair` (the report pairs
+# each variant with today's default only), at phi 0.4 and dense-loaded where those
+# cells ran. Then the chained cells against the reference and CoreInfer. Writes
+# results/selection/chained-pairs.md (chained-pairs-smollm2.md).
 set -euo pipefail
 SI=${SI:-selectinfer}
-O=results/selection-gemma3/outputs
-out=results/selection/chained-pairs.md
+case ${MODEL:-gemma3} in
+    gemma3) O=results/selection-gemma3/outputs; F=gemma-3-270m.F16; title=Gemma-3-270M; out=results/selection/chained-pairs.md;;
+    smollm2) O=results/selection-smollm2/outputs; F=SmolLM2-135M-Instruct.F16; title=SmolLM2-135M-Instruct; out=results/selection/chained-pairs-smollm2.md;;
+esac
 data() { case $1 in qa) echo qa_squad11dev_xquad_en_500;; translate) echo wmt16_de_en_newstest2016_500;; summarize) echo sum_xsum_test_200;; esac; }
 n() { case $1 in summarize) echo 100;; *) echo 200;; esac; }
 cell() { # cell SLICE-SUFFIX METHOD TASK: the outputs file of a sweep cell
     local d; d=$(data "$3")
     case $2 in
-        selectinfer) echo "$O/gemma-3-270m.F16.$3-load0.7$1.selectinfer.$3.$d.compute0.4-alpha0.2.n$(n "$3").jsonl";;
-        dense-loaded) echo "$O/gemma-3-270m.F16.$3-load0.7$1.dense-loaded.$3.$d.n$(n "$3").jsonl";;
-        reference) echo "$O/gemma-3-270m.F16.reference.$3.$d.n$(n "$3").jsonl";;
-        coreinfer) echo "$O/gemma-3-270m.F16.coreinfer.$3.$d.compute0.4-alpha0.2.n$(n "$3").jsonl";;
+        selectinfer) echo "$O/$F.$3-load0.7$1.selectinfer.$3.$d.compute0.4-alpha0.2.n$(n "$3").jsonl";;
+        dense-loaded) echo "$O/$F.$3-load0.7$1.dense-loaded.$3.$d.n$(n "$3").jsonl";;
+        reference) echo "$O/$F.reference.$3.$d.n$(n "$3").jsonl";;
+        coreinfer) echo "$O/$F.coreinfer.$3.$d.compute0.4-alpha0.2.n$(n "$3").jsonl";;
     esac
 }
 tmp=$(mktemp); trap 'rm -f "$tmp"' EXIT
 {
-    echo "# Chained refit against the refit (Gemma-3-270M F16, gamma 0.7)"
+    echo "# Chained refit against the refit ($title F16, gamma 0.7)"
     echo
-    echo "Made by \`results/selection/chained-pairs.sh\` with \`selectinfer pair\` from the sweep's"
-    echo "outputs in \`results/selection-gemma3/outputs/\`: A - B on the same examples,"
+    echo "Made by \`MODEL=${MODEL:-gemma3} results/selection/chained-pairs.sh\` with \`selectinfer pair\` from the sweep's"
+    echo "outputs in \`$O/\`: A - B on the same examples,"
     echo "1000 paired resamples (seed 12345); \`*\` where the interval excludes 0."
     for t in qa translate summarize; do
         for m in selectinfer dense-loaded; do
+            a=$(cell -refit-chained "$m" "$t"); b=$(cell -refit "$m" "$t")
+            [ -f "$a" ] && [ -f "$b" ] || continue
             echo; echo "## $t, $m: refit-chained (A) against refit (B)"; echo
-            "$SI" pair "$(cell -refit-chained "$m" "$t")" "$(cell -refit "$m" "$t")" --task "$t" | tail -n +3
+            "$SI" pair "$a" "$b" --task "$t" | tail -n +3
         done
         for b in reference coreinfer; do
+            a=$(cell -refit-chained selectinfer "$t"); c=$(cell "" "$b" "$t")
+            [ -f "$a" ] && [ -f "$c" ] || continue
             echo; echo "## $t: selectinfer refit-chained (A) against $b (B)"; echo
-            "$SI" pair "$(cell -refit-chained selectinfer "$t")" "$(cell "" "$b" "$t")" --task "$t" | tail -n +3
+            "$SI" pair "$a" "$c" --task "$t" | tail -n +3
         done
     done
 } > "$tmp"
