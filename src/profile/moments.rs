@@ -65,23 +65,28 @@ impl LayerMoments {
     pub fn add(&mut self, x: &[f32]) {
         let n = self.n;
         let t = x.len() / n;
-        // Column-major copy: column i is neuron i over the tokens, so each Gram entry
-        // is one contiguous dot product (f32 within a batch, f64 across batches).
-        let cols = columns(x, n, t);
-        for i in 0..n {
-            let ci = &cols[i * t..(i + 1) * t];
-            self.sum[i] += ci.iter().map(|&v| f64::from(v)).sum::<f64>();
-            for j in i..n {
-                let d = f64::from(dot(ci, &cols[j * t..(j + 1) * t]));
-                self.gram[i * n + j] += d;
-            }
-        }
-        for i in 0..n {
-            for j in 0..i {
-                self.gram[i * n + j] = self.gram[j * n + i];
-            }
-        }
+        // Column-major copy: column i is neuron i over the tokens.
+        add_column_sums(&columns(x, n, t), n, t, &mut self.sum, &mut self.gram);
         self.tokens += t as u64;
+    }
+}
+
+/// Adds to `sum` (n) and `gram` (n x n, row-major, kept symmetric) the sums and
+/// products of `cols`, `n` columns of `rows` values each (column-major, from
+/// [`columns`]): each Gram entry is one contiguous dot product, f32 within the
+/// batch, f64 across batches.
+pub(crate) fn add_column_sums(cols: &[f32], n: usize, rows: usize, sum: &mut [f64], gram: &mut [f64]) {
+    for i in 0..n {
+        let ci = &cols[i * rows..(i + 1) * rows];
+        sum[i] += ci.iter().map(|&v| f64::from(v)).sum::<f64>();
+        for j in i..n {
+            gram[i * n + j] += f64::from(dot(ci, &cols[j * rows..(j + 1) * rows]));
+        }
+    }
+    for i in 0..n {
+        for j in 0..i {
+            gram[i * n + j] = gram[j * n + i];
+        }
     }
 }
 

@@ -29,7 +29,7 @@
 
 use anyhow::ensure;
 
-use crate::profile::moments::{columns, dot, LayerMoments};
+use crate::profile::moments::{add_column_sums, columns, dot, LayerMoments};
 
 /// lambda as a share of the mean diagonal of M_KK (the kept neurons' mean squared
 /// activation), as in OBS-style reconstructions, which damp by 1% of the mean
@@ -103,19 +103,11 @@ impl FitSums {
         assert!(x.len() == rows * k && y.len() == rows * n_out, "{} x values and {} y values for {rows} rows", x.len(), y.len());
         let xc = columns(x, k, rows);
         let yc = columns(y, n_out, rows);
+        add_column_sums(&xc, k, rows, &mut self.x_sum, &mut self.gram);
         for i in 0..k {
             let ci = &xc[i * rows..(i + 1) * rows];
-            self.x_sum[i] += ci.iter().map(|&v| f64::from(v)).sum::<f64>();
-            for j in i..k {
-                self.gram[i * k + j] += f64::from(dot(ci, &xc[j * rows..(j + 1) * rows]));
-            }
             for e in 0..n_out {
                 self.cross[i * n_out + e] += f64::from(dot(ci, &yc[e * rows..(e + 1) * rows]));
-            }
-        }
-        for i in 0..k {
-            for j in 0..i {
-                self.gram[i * k + j] = self.gram[j * k + i];
             }
         }
         for e in 0..n_out {
