@@ -349,3 +349,103 @@ fn chained_refit_fits_each_layer_on_the_slice_before_it() {
     );
     assert!(!qo.exists());
 }
+
+/// The kept positions a chunk of whole-model activation rows computes at phi 0.4,
+/// alpha 0.2 (N = `n_ff`), by a plain sort: each row votes for its ceil(0.2 k)
+/// largest |a| (ties to the lower position); the static positions 0..s and the most
+/// voted others (ties to the lower position) up to round(0.4 N).
+fn computed_positions(rows: &[Vec<f64>], kept: &[usize], n_static: usize, n_ff: usize) -> Vec<bool> {
+    let k = kept.len();
+    let per_token = (0.2 * k as f64).ceil() as usize;
+    let mut votes = vec![0usize; k];
+    for a in rows {
+        let mut order: Vec<usize> = (0..k).collect();
+        order.sort_by(|&i, &j| a[kept[j]].abs().partial_cmp(&a[kept[i]].abs()).unwrap().then(i.cmp(&j)));
+        order[..per_token].iter().for_each(|&p| votes[p] += 1);
+    }
+    let mut others: Vec<usize> = (n_static..k).collect();
+    others.sort_by(|&i, &j| votes[j].cmp(&votes[i]).then(i.cmp(&j)));
+    let n_computed = (0.4 * n_ff as f64).round() as usize;
+    let mut on = vec![false; k];
+    (0..n_static).chain(others.into_iter().take(n_computed - n_static)).for_each(|p| on[p] = true);
+    on
+}
+
+#[test]
+fn computed_refit_fits_prefill_and_decode_together() {
+    for arch in [SynthArch::Llama, SynthArch::Gemma3] {
+        let dir = tempfile::tempdir().unwrap();
+        let (model, profile, data) = setup(dir.path(), arch);
+        let (m, p, d) = (model.to_str().unwrap(), profile.to_str().unwrap(), data.to_str().unwrap());
+        let slice = |comp: &str, share: &str, phi: &str, out: &Path| {
+            let args = [
+                "slice", "-m", m, "--profile", p, "--task", "translate", "--load", "0.6", "--static", "0.2", "--layers", "0..2", "--compensate", comp,
+                "--fit-compute", phi, "--fit-token-share", "0.2", "--fit-decode-share", share, "--fit-data", d, "--fit-ctx", "64", "--fit-chunks", "3",
+                "-t", "2", "-o", out.to_str().unwrap(),
+            ];
+            common::selectinfer(&args)
+        };
+        let path = dir.path().join("computed.gguf");
+        let o = slice("refit-computed", "0.5", "0.4", &path);
+        assert!(o.status.success(), "{arch:?}: {}", common::text(&o).1);
+        let src = GgufFile::read(&model).unwrap();
+        let g = GgufFile::read(&path).unwrap();
+        let meta = SliceMeta::from_gguf(&g).unwrap().unwrap();
+        assert_eq!(meta.variant.compensation, Compensation::RefitComputed);
+        assert_eq!(meta.variant.label(), "compensation=refit-computed/0.4/0.2/0.5");
+
+        // The objective: every token once with its kept activations and once with
+        // only the computed ones, at weight 1/2 each, which is the mean over the
+        // doubled rows; its gradient must vanish at the file's columns and bias.
+        let whole = activation_rows(&model, &data);
+        for l in 0..2 {
+            let kept: Vec<usize> = meta.kept[l].as_ref().unwrap().iter().map(|&k| k as usize).collect();
+            let n_static = meta.static_set[l].as_ref().unwrap().len();
+            let k = kept.len();
+            let (w, n_embd, n_ff) = down_matrix(&src, l).unwrap();
+            // 3 chunks of 64; in the last layer llama.cpp runs the FFN only for the
+            // positions whose logits are asked for, the second half of each chunk.
+            let per_chunk = if l + 1 == ModelInfo::read(&model).unwrap().n_layer { 32 } else { 64 };
+            assert_eq!(whole[l].len(), 3 * per_chunk, "{arch:?} layer {l}: positions of 3 chunks");
+            let mut x: Vec<Vec<f64>> = whole[l].iter().map(|a| kept.iter().map(|&n| a[n]).collect()).collect();
+            for chunk in whole[l].chunks(per_chunk) {
+                let on = computed_positions(chunk, &kept, n_static, n_ff);
+                assert_eq!(on.iter().filter(|&&c| c).count(), (0.4 * n_ff as f64).round() as usize);
+                x.extend(chunk.iter().map(|a| kept.iter().zip(&on).map(|(&n, &c)| if c { a[n] } else { 0.0 }).collect::<Vec<f64>>()));
+            }
+            let y1: Vec<Vec<f64>> = whole[l].iter().map(|a| (0..n_embd).map(|r| (0..n_ff).map(|n| f64::from(w[r * n_ff + n]) * a[n]).sum()).collect()).collect();
+            let y: Vec<Vec<f64>> = y1.iter().chain(&y1).cloned().collect();
+            let (wr, _, kk) = down_matrix(&g, l).unwrap();
+            assert_eq!(kk, k);
+            let wr: Vec<f64> = wr.iter().map(|&v| f64::from(v)).collect();
+            let (worst, scale) = fit_gradient(&x, &y, &wr, &bias(&g, l), &kept_columns(&src, l, &kept), k);
+            assert!(worst <= 1e-3 * scale, "{arch:?} layer {l}: gradient {worst} against terms of {scale}");
+        }
+
+        // Decode share 0 is the plain refit over the same tokens; 0.5 is another fit.
+        let zero = dir.path().join("zero.gguf");
+        let o = slice("refit-computed", "0", "0.4", &zero);
+        assert!(o.status.success(), "{arch:?}: {}", common::text(&o).1);
+        let out = common::selectinfer(&["profile", "moments", "-m", m, "--task", "translate", "--data", d, "--ctx", "64", "--chunks", "3", p]);
+        assert!(out.status.success(), "{}", common::text(&out).1);
+        let refit = dir.path().join("refit.gguf");
+        let o = slice("refit", "0.5", "0.4", &refit);
+        assert!(o.status.success(), "{arch:?}: {}", common::text(&o).1);
+        let (zero, refit) = (GgufFile::read(&zero).unwrap(), GgufFile::read(&refit).unwrap());
+        for l in 0..2 {
+            let (a, _, _) = down_matrix(&zero, l).unwrap();
+            let (b, _, _) = down_matrix(&refit, l).unwrap();
+            let (c, _, _) = down_matrix(&g, l).unwrap();
+            let size = b.iter().map(|v| v.abs()).fold(0.0, f32::max);
+            let diff = |x: &[f32], y: &[f32]| x.iter().zip(y).map(|(p, q)| (p - q).abs()).fold(0.0, f32::max);
+            assert!(diff(&a, &b) <= 1e-3 * size, "{arch:?} layer {l}: decode share 0 differs from the refit by {}", diff(&a, &b));
+            assert!(diff(&c, &b) > 1e-2 * size, "{arch:?} layer {l}: the fit for the computation equals the refit");
+        }
+
+        // phi outside [--static, --load] is refused, with nothing written.
+        let bad = dir.path().join("bad.gguf");
+        let o = slice("refit-computed", "0.5", "0.7", &bad);
+        assert!(!o.status.success() && common::text(&o).1.contains("--fit-compute"), "{arch:?}: {}", common::text(&o).1);
+        assert!(!bad.exists());
+    }
+}

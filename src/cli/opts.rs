@@ -63,7 +63,7 @@ pub fn parse_share(s: &str) -> Result<f64, String> {
     }
 }
 
-/// `--static` (delta): a finite number in [0, 1]; that it is at most `--load`
+/// `--static` (delta) and `--fit-decode-share`: a finite number in [0, 1]; that delta is at most `--load`
 /// is checked where both are known.
 pub fn parse_static_share(s: &str) -> Result<f64, String> {
     let v = parse_f64(s)?;

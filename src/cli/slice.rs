@@ -7,7 +7,7 @@ use anyhow::bail;
 use crate::eval::chain::FitText;
 use crate::output::{format_bytes, Table};
 use crate::select::rewrite::parse_layer_range;
-use crate::select::variant::{Budget, Compensation, Importance, Secondary, SliceVariant};
+use crate::select::variant::{Budget, Compensation, ComputedFit, Importance, Secondary, SliceVariant};
 use crate::select::{slice_model_with, DownLayout, SliceRequest, SliceSource};
 use crate::tasks::Task;
 
@@ -70,22 +70,38 @@ pub struct SliceArgs {
     /// columns and a bias fitted by ridge regression to the whole layer's output over
     /// the task's profiling text (needs `profile moments`), or refit-chained: the same
     /// fit layer after layer, each on the activations of the slice with the layers
-    /// before it refitted (runs the --fit-data text once per sparsified layer). llama
+    /// before it refitted (runs the --fit-data text once per sparsified layer), or
+    /// refit-computed: the refit for the selective computation decode runs (--fit-compute,
+    /// --fit-token-share, --fit-decode-share; runs the --fit-data text once). llama
     /// and gemma3 only: the builders that load an optional down bias, gemma3's with
     /// patch 0009.
     #[arg(long = "compensate", value_enum, default_value_t = Compensation::None)]
     pub compensation: Compensation,
-    /// Text of --compensate refit-chained: a JSON Lines task file whose profiling
+    /// Text of --compensate refit-chained and refit-computed: a JSON Lines task file whose profiling
     /// split is read (default: the task's bundled files, as `profile moments` reads).
     #[arg(long)]
     pub fit_data: Option<PathBuf>,
-    /// Chunk length in tokens of the refit-chained text.
+    /// Chunk length in tokens of the refit-chained and refit-computed text (for
+    /// refit-computed also the span whose tokens vote together, as one prompt).
     #[arg(long, default_value_t = crate::eval::chain::FIT_CTX as u32, value_parser = super::opts::parse_ctx)]
     pub fit_ctx: u32,
-    /// Most chunks of the refit-chained text.
+    /// Most chunks of the refit-chained and refit-computed text.
     #[arg(long, default_value_t = crate::eval::chain::FIT_CHUNKS, value_parser = super::opts::parse_count)]
     pub fit_chunks: usize,
-    /// CPU threads of the refit-chained passes.
+    /// phi that --compensate refit-computed fits for: the computed share of N, as
+    /// `--compute` will run the slice (in [--static, --load]).
+    #[arg(long, default_value_t = ComputedFit::default().compute, value_parser = super::opts::parse_share)]
+    pub fit_compute: f64,
+    /// alpha that --compensate refit-computed fits for: the share of the loaded
+    /// neurons each token votes for, as `--token-share` will run the slice.
+    #[arg(long, default_value_t = ComputedFit::default().token_share, value_parser = super::opts::parse_share)]
+    pub fit_token_share: f64,
+    /// Share of the refit-computed fit given to decode: each token weighs 1 - share
+    /// with every loaded neuron (as prefill computes) and share with only the
+    /// static and the chunk's dynamic neurons (as decode computes), in [0, 1].
+    #[arg(long, default_value_t = ComputedFit::default().decode_share, value_parser = super::opts::parse_static_share)]
+    pub fit_decode_share: f64,
+    /// CPU threads of the refit-chained and refit-computed passes.
     #[command(flatten)]
     pub threads: super::opts::ThreadsArg,
     /// Ranking of the loaded neurons after the static delta*N: the model-wide
@@ -120,7 +136,8 @@ pub fn run(a: SliceArgs) -> anyhow::Result<()> {
         source_sha256: None,
         down_layout: a.down_layout,
     };
-    let variant = SliceVariant { importance: a.importance, budget: a.budget, budget_floor: a.budget_floor, compensation: a.compensation, secondary: a.secondary };
+    let computed_fit = ComputedFit { compute: a.fit_compute, token_share: a.fit_token_share, decode_share: a.fit_decode_share };
+    let variant = SliceVariant { importance: a.importance, budget: a.budget, budget_floor: a.budget_floor, compensation: a.compensation, secondary: a.secondary, computed_fit };
     if a.random && !variant.is_default() {
         bail!("--importance, --budget, --compensate and --secondary need a profile, not --random");
     }

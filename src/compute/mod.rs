@@ -128,13 +128,24 @@ impl ComputePlan {
 
     /// Neurons computed in a layer: `round(phi * N)`, at most the loaded ones.
     pub fn computed(&self, l: &LayerPlan) -> usize {
-        ((self.compute * l.n_orig as f64).round() as usize).min(l.n_loaded).max(l.static_positions.len())
+        computed_count(self.compute, l.n_orig, l.n_loaded, l.static_positions.len())
     }
 
     /// Whether decode computes fewer neurons than are loaded anywhere.
     pub fn is_selective(&self) -> bool {
         self.layers.iter().flatten().any(|l| self.computed(l) < l.n_loaded)
     }
+}
+
+/// Neurons decode computes in a layer of `n_orig` neurons with `n_loaded` loaded and
+/// `n_static` static: `round(phi * n_orig)`, at most the loaded, at least the static.
+pub fn computed_count(phi: f64, n_orig: usize, n_loaded: usize, n_static: usize) -> usize {
+    ((phi * n_orig as f64).round() as usize).min(n_loaded).max(n_static)
+}
+
+/// Neurons each prompt token votes for among `n_loaded`: `ceil(alpha * n_loaded)`, at least one.
+pub fn votes_per_token(alpha: f64, n_loaded: usize) -> usize {
+    ((alpha * n_loaded as f64).ceil() as usize).max(1)
 }
 
 /// What one prompt's selection cost and chose.
@@ -195,7 +206,7 @@ impl<'m> SelectiveSession<'m> {
         let k_token = plan
             .layers
             .iter()
-            .map(|l| l.as_ref().map_or(0, |l| ((plan.token_share * l.n_loaded as f64).ceil() as usize).max(1)))
+            .map(|l| l.as_ref().map_or(0, |l| votes_per_token(plan.token_share, l.n_loaded)))
             .collect();
         let state = Arc::new(Mutex::new(SelectorState { enabled: false, votes: Votes::new(&widths), k_token, vote: Vote::Abs }));
         opts.observer = Some(Box::new(VoteObserver::new(node, state.clone())));

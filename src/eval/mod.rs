@@ -6,12 +6,13 @@
 //! report ([`metrics`]), with 95% bootstrap intervals ([`bootstrap`]). [`harness`]
 //! runs one [`method`] on one task and writes one [`row`] of a results CSV;
 //! [`perplexity`] measures a file's perplexity on a text, [`sensitivity`] what
-//! slicing each layer alone costs it, and [`moments`] and [`chain`] the activations
-//! a refitted slice is fitted to.
+//! slicing each layer alone costs it, and [`moments`], [`chain`] and [`computed`]
+//! the activations a refitted slice is fitted to.
 
 pub mod answers;
 pub mod bootstrap;
 pub mod chain;
+pub mod computed;
 pub mod harness;
 pub mod method;
 pub mod metrics;

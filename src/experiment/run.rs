@@ -200,6 +200,11 @@ pub fn prepare_file(r: &Runner, m: &ModelSpec, pm: &PreparedModel, prep: &Prep) 
                 args.extend(["--importance".into(), variant.importance.name().into(), "--compensate".into(), variant.compensation.name().into()]);
                 args.extend(["--budget".into(), variant.budget.name().into(), "--budget-floor".into(), variant.budget_floor.to_string()]);
                 args.extend(["--secondary".into(), variant.secondary.name().into()]);
+                if variant.compensation == crate::select::variant::Compensation::RefitComputed {
+                    let f = variant.computed_fit;
+                    args.extend(["--fit-compute".into(), f.compute.to_string(), "--fit-token-share".into(), f.token_share.to_string()]);
+                    args.extend(["--fit-decode-share".into(), f.decode_share.to_string()]);
+                }
                 args.extend(slice_args(*load, *static_share, layers, &path));
                 r.step(&format!("{} slice", m.name), &args)?;
             }

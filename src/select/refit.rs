@@ -117,6 +117,30 @@ impl FitSums {
     }
 }
 
+impl FitSums {
+    /// Adds the tokens of `c` (sums over the same kept neurons) in two roles: with
+    /// weight `1 - share` as they are, every kept neuron computed (prefill), and with
+    /// weight `share` with only the neurons where `computed` is true (decode; the
+    /// others' activations taken as 0). The token count grows by `c`'s.
+    pub fn add_roles(&mut self, c: &FitSums, computed: &[bool], share: f64) {
+        let (k, n_out) = (self.k, self.n_out);
+        assert!(c.k == k && c.n_out == n_out && computed.len() == k, "sums of {} x {} and a mask of {} added to {k} x {n_out}", c.k, c.n_out, computed.len());
+        let weight = |on: bool| if on { 1.0 } else { 1.0 - share };
+        for i in 0..k {
+            let wi = weight(computed[i]);
+            self.x_sum[i] += wi * c.x_sum[i];
+            for j in 0..k {
+                self.gram[i * k + j] += weight(computed[i] && computed[j]) * c.gram[i * k + j];
+            }
+            for e in 0..n_out {
+                self.cross[i * n_out + e] += wi * c.cross[i * n_out + e];
+            }
+        }
+        self.y_sum.iter_mut().zip(&c.y_sum).for_each(|(s, v)| *s += v);
+        self.tokens += c.tokens;
+    }
+}
+
 fn dot64(a: &[f64], b: &[f64]) -> f64 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
@@ -229,6 +253,33 @@ fn axpy(y: &mut [f64], alpha: f64, x: &[f64]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn roles_weigh_every_token_with_all_and_with_the_computed_neurons() {
+        // 3 tokens of 3 kept neurons, 2 outputs; the decode role computes 0 and 2.
+        let x = [1.0f32, -2.0, 0.5, 3.0, 1.0, -1.0, 0.25, 4.0, 2.0];
+        let y = [1.0f32, 2.0, -1.0, 0.5, 3.0, -2.0];
+        let computed = [true, false, true];
+        let mut c = FitSums::new(3, 2);
+        c.add(&x, &y);
+        let mut roles = FitSums::new(3, 2);
+        roles.add_roles(&c, &computed, 0.5);
+        // Each token once as it is and once with neuron 1 zeroed, at weight 1/2 each.
+        let masked: Vec<f32> = x.chunks(3).flat_map(|r| [r[0], 0.0, r[2]]).collect();
+        let mut both = FitSums::new(3, 2);
+        both.add(&x, &y);
+        both.add(&masked, &y);
+        assert_eq!(roles.tokens, 3);
+        let half = |v: &[f64]| v.iter().map(|a| a / 2.0).collect::<Vec<_>>();
+        assert_eq!(roles.x_sum, half(&both.x_sum));
+        assert_eq!(roles.gram, half(&both.gram));
+        assert_eq!(roles.cross, half(&both.cross));
+        assert_eq!(roles.y_sum, half(&both.y_sum));
+        // Share 0 is the sums as they are.
+        let mut plain = FitSums::new(3, 2);
+        plain.add_roles(&c, &computed, 0.0);
+        assert_eq!(plain, c);
+    }
 
     #[test]
     fn cholesky_solves_a_known_system() {

@@ -89,6 +89,13 @@ pub enum Compensation {
     /// layer).
     #[serde(rename = "refit-chained")]
     RefitChained,
+    /// The refit for selective computation: each profiling chunk's tokens count
+    /// once with every loaded neuron (as prefill computes them) and once with only
+    /// the static neurons and the chunk's dynamic set (as decode computes them),
+    /// the set chosen by the chunk's own votes ([`ComputedFit`];
+    /// [`crate::eval::computed`]; runs the task's profiling text once).
+    #[serde(rename = "refit-computed")]
+    RefitComputed,
 }
 
 impl Compensation {
@@ -99,6 +106,7 @@ impl Compensation {
             Compensation::Mean => "mean",
             Compensation::Refit => "refit",
             Compensation::RefitChained => "refit-chained",
+            Compensation::RefitComputed => "refit-computed",
         }
     }
 }
@@ -124,6 +132,27 @@ pub struct SliceVariant {
     pub compensation: Compensation,
     /// Ranking of the loaded neurons after the static ones.
     pub secondary: Secondary,
+    /// The selective computation that `refit-computed` fits for (unused otherwise).
+    pub computed_fit: ComputedFit,
+}
+
+/// The selective computation that [`Compensation::RefitComputed`] fits the kept
+/// columns for, as `--compute` will run it.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct ComputedFit {
+    /// phi: the computed share of the layer's original N neurons.
+    pub compute: f64,
+    /// alpha: the share of the loaded neurons each token votes for (by |a|).
+    pub token_share: f64,
+    /// The decode role's share of the fit: each token weighs `1 - share` with every
+    /// loaded neuron (prefill) and `share` with the computed ones only (decode).
+    pub decode_share: f64,
+}
+
+impl Default for ComputedFit {
+    fn default() -> ComputedFit {
+        ComputedFit { compute: 0.4, token_share: 0.2, decode_share: 0.5 }
+    }
 }
 
 /// Which ranking fills the loaded neurons after the static ones.
@@ -149,7 +178,7 @@ impl Secondary {
 
 impl Default for SliceVariant {
     fn default() -> SliceVariant {
-        SliceVariant { importance: Importance::Activation, budget: Budget::Uniform, budget_floor: 0.4, compensation: Compensation::None, secondary: Secondary::Model }
+        SliceVariant { importance: Importance::Activation, budget: Budget::Uniform, budget_floor: 0.4, compensation: Compensation::None, secondary: Secondary::Model, computed_fit: ComputedFit::default() }
     }
 }
 
@@ -160,7 +189,18 @@ fn key(s: &str) -> String {
 impl SliceVariant {
     /// Whether this is the paper's selection (nothing recorded beyond it).
     pub fn is_default(&self) -> bool {
-        *self == SliceVariant { budget_floor: self.budget_floor, ..SliceVariant::default() }
+        *self == SliceVariant { budget_floor: self.budget_floor, computed_fit: self.computed_fit, ..SliceVariant::default() }
+    }
+
+    /// The variant whose `refit-computed` fits the cell's computation: phi and alpha
+    /// of a computing cell (`None` keeps the defaults, as for dense-loaded).
+    pub fn fitted_for(self, compute: Option<(f64, f64)>) -> SliceVariant {
+        match compute {
+            Some((phi, alpha)) if self.compensation == Compensation::RefitComputed => {
+                SliceVariant { computed_fit: ComputedFit { compute: phi, token_share: alpha, ..self.computed_fit }, ..self }
+            }
+            _ => self,
+        }
     }
 
     /// A short label, e.g. `importance=contribution,budget=sensitivity` (empty for
@@ -173,7 +213,10 @@ impl SliceVariant {
         if self.budget.is_per_layer() {
             parts.push(format!("budget={}/{}", self.budget.name(), self.budget_floor));
         }
-        if self.compensation != Compensation::None {
+        if self.compensation == Compensation::RefitComputed {
+            let f = self.computed_fit;
+            parts.push(format!("compensation={}/{}/{}/{}", self.compensation.name(), f.compute, f.token_share, f.decode_share));
+        } else if self.compensation != Compensation::None {
             parts.push(format!("compensation={}", self.compensation.name()));
         }
         if self.secondary != Secondary::Model {
@@ -199,9 +242,15 @@ impl SliceVariant {
                 Some("mean") => Compensation::Mean,
                 Some("refit") => Compensation::Refit,
                 Some("refit-chained") => Compensation::RefitChained,
+                Some("refit-computed") => Compensation::RefitComputed,
                 _ => d.compensation,
             },
             secondary: if s("secondary").as_deref() == Some("task") { Secondary::Task } else { d.secondary },
+            computed_fit: {
+                let f = |k: &str, d: f64| g.get(&key(k)).and_then(Value::as_f64).unwrap_or(d);
+                let c = d.computed_fit;
+                ComputedFit { compute: f("fit_compute", c.compute), token_share: f("fit_token_share", c.token_share), decode_share: f("fit_decode_share", c.decode_share) }
+            },
         }
     }
 
@@ -220,6 +269,12 @@ impl SliceVariant {
         }
         if self.secondary != Secondary::Model {
             m.push((key("secondary"), Value::String(self.secondary.name().into())));
+        }
+        if self.compensation == Compensation::RefitComputed {
+            let f = self.computed_fit;
+            m.push((key("fit_compute"), Value::F64(f.compute)));
+            m.push((key("fit_token_share"), Value::F64(f.token_share)));
+            m.push((key("fit_decode_share"), Value::F64(f.decode_share)));
         }
         m
     }
@@ -369,6 +424,9 @@ impl SliceVariant {
         }
         if self.compensation == Compensation::RefitChained {
             return crate::eval::chain::chained_refit(src, info, keeps, task, chain);
+        }
+        if self.compensation == Compensation::RefitComputed {
+            return crate::eval::computed::computed_refit(src, info, keeps, task, chain.text, self.computed_fit);
         }
         if self.compensation == Compensation::Refit {
             let path = required_moments(dir, task)?;

@@ -132,6 +132,9 @@ struct RawMethodSpec {
     budget_floor: Option<Share>,
     compensate: Option<crate::select::variant::Compensation>,
     secondary: Option<crate::select::variant::Secondary>,
+    /// `compensate: refit-computed`: the decode role's share of the fit
+    /// (`slice --fit-decode-share`).
+    fit_decode_share: Option<Share>,
     /// What prompt tokens vote by (`--vote`), for computing methods.
     vote: Option<crate::compute::Vote>,
     /// The file profile slices are cut from (`f16`, `q8_0`, `q4_k_m`; default f16).
@@ -149,6 +152,10 @@ impl RawMethodSpec {
             budget_floor: self.budget_floor.map_or(d.budget_floor, |s| s.0),
             compensation: self.compensate.unwrap_or(d.compensation),
             secondary: self.secondary.unwrap_or(d.secondary),
+            computed_fit: crate::select::variant::ComputedFit {
+                decode_share: self.fit_decode_share.map_or(d.computed_fit.decode_share, |s| s.0),
+                ..d.computed_fit
+            },
         }
     }
 }
@@ -173,6 +180,9 @@ impl TryFrom<RawMethodSpec> for MethodSpec {
         let variant_keys = r.importance.is_some() || r.budget.is_some() || r.budget_floor.is_some() || r.compensate.is_some() || r.secondary.is_some();
         if variant_keys && !matches!(r.method, Method::DenseLoaded | Method::Selectinfer) {
             return refuse("importance, budget, budget_floor, compensate or secondary (only profile slices: dense-loaded, selectinfer)");
+        }
+        if r.fit_decode_share.is_some() && r.compensate != Some(crate::select::variant::Compensation::RefitComputed) {
+            return refuse("fit_decode_share (only with compensate: refit-computed)");
         }
         if (r.base.is_some() || r.down_layout.is_some()) && !matches!(r.method, Method::DenseLoaded | Method::Selectinfer) {
             return refuse("base or down_layout (only profile slices: dense-loaded, selectinfer)");
@@ -372,7 +382,7 @@ impl Experiment {
                 load,
                 static_share,
                 layers: layers.clone(),
-                variant: r.variant(),
+                variant: r.variant().fitted_for(compute),
                 base: r.base.unwrap_or_default(),
                 down: r.down_layout.unwrap_or_default(),
             },
@@ -411,6 +421,10 @@ fn variant_suffix(v: &crate::select::variant::SliceVariant) -> String {
         Compensation::Mean => s.push_str("-compensate"),
         Compensation::Refit => s.push_str("-refit"),
         Compensation::RefitChained => s.push_str("-refit-chained"),
+        Compensation::RefitComputed => {
+            let f = v.computed_fit;
+            s.push_str(&format!("-refit-computed{}-{}-{}", share_text(f.compute), share_text(f.token_share), share_text(f.decode_share)));
+        }
     }
     if v.secondary == Secondary::Task {
         s.push_str("-secondary-task");
@@ -559,5 +573,17 @@ methods:
         assert!(e.contains("takes no base or down_layout"), "{e}");
         let e = err(&GOOD.replace("    compute: [0.3, 0.4]\n", "    compute: [0.3, 0.4]\n    base: iq2_xs\n"));
         assert!(e.contains("iq2_xs"), "{e}");
+    }
+
+    #[test]
+    fn computed_refit_slices_are_fitted_for_their_cells_computation() {
+        let e = Experiment::parse(&GOOD.replace("    compute: [0.3, 0.4]\n", "    compute: [0.3, 0.4]\n    compensate: refit-computed\n    fit_decode_share: 1.0\n")).unwrap();
+        let c = &e.cells()[2];
+        let Prep::ProfileSlice { variant, .. } = &c.prep else { panic!("{:?}", c.prep) };
+        let f = variant.computed_fit;
+        assert_eq!((c.compute, f.compute, f.token_share, f.decode_share), (Some((0.3, 0.2)), 0.3, 0.2, 1.0));
+        assert_eq!(c.prep.path("tiny"), Path::new("models/tiny.F16.qa-load0.55-refit-computed0.3-0.2-1.0.gguf"));
+        let e = err(&GOOD.replace("    compute: [0.3, 0.4]\n", "    compute: [0.3, 0.4]\n    fit_decode_share: 1.0\n"));
+        assert!(e.contains("takes no fit_decode_share"), "{e}");
     }
 }
