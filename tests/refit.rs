@@ -6,7 +6,7 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use selectinfer::engine::{LoadOptions, Model, ObservedTensor, TensorObserver};
@@ -14,39 +14,12 @@ use selectinfer::eval::perplexity::{perplexity_observed, profiling_text};
 use selectinfer::gguf::GgufFile;
 use selectinfer::model::{FfnActivation, ModelInfo};
 use selectinfer::profile::moments::{moments_path, read_layer_moments};
-use selectinfer::profile::ranking;
 use selectinfer::profile::weights::down_matrix;
-use selectinfer::profile::{run_profile, ProfileRequest};
 use selectinfer::select::refit::REFIT_DAMPING;
 use selectinfer::select::variant::{Compensation, SliceVariant};
 use selectinfer::select::SliceMeta;
 use selectinfer::synth::SynthArch;
-use selectinfer::tasks::{Split, Task};
-
-/// A translate file of `n` examples (its profiling split is the first half) and a
-/// profile of the tiny model made from it.
-fn setup(dir: &Path, arch: SynthArch) -> (PathBuf, PathBuf, PathBuf) {
-    let data = dir.join("t.jsonl");
-    let lines: Vec<String> =
-        (0..80).map(|i| serde_json::json!({"src": format!("the {i} word of a man is"), "ref": format!("a {} man", i * 7)}).to_string()).collect();
-    std::fs::write(&data, lines.join("\n")).unwrap();
-    let profile = dir.join("profile");
-    let model = common::tiny_model(arch);
-    let req = ProfileRequest {
-        model: model.clone(),
-        task: Task::Translate,
-        data: data.clone(),
-        split: Split::Profile,
-        limit: Some(6),
-        gen_tokens: 0,
-        out_dir: profile.clone(),
-        threads: 2,
-        progress: false,
-    };
-    run_profile(&req).unwrap();
-    ranking::merge_dir(&profile).unwrap();
-    (model, profile, data)
-}
+use selectinfer::tasks::Task;
 
 /// Every activation row entering ffn_down, per layer.
 struct Rows {
@@ -88,7 +61,7 @@ fn bias(g: &GgufFile, l: usize) -> Vec<f64> {
 #[test]
 fn moments_and_refit_equal_an_independent_computation() {
     let dir = tempfile::tempdir().unwrap();
-    let (model, profile, data) = setup(dir.path(), SynthArch::Llama);
+    let (model, profile, data) = common::translate_profile(dir.path(), SynthArch::Llama);
     let (m, p, d) = (model.to_str().unwrap(), profile.to_str().unwrap(), data.to_str().unwrap());
     let slice = |comp: &str, out: &Path| {
         let o = common::selectinfer(&[
@@ -223,7 +196,7 @@ fn moments_and_refit_equal_an_independent_computation() {
     let q = common::tiny_model(SynthArch::Qwen2);
     let qdir = dir.path().join("q");
     std::fs::create_dir_all(&qdir).unwrap();
-    let (qm, qp, _) = setup(&qdir, SynthArch::Qwen2);
+    let (qm, qp, _) = common::translate_profile(&qdir, SynthArch::Qwen2);
     let out = common::selectinfer(&["profile", "moments", "-m", q.to_str().unwrap(), "--task", "translate", "--data", d, "--ctx", "64", "--chunks", "2", qp.to_str().unwrap()]);
     assert!(out.status.success(), "{}", common::text(&out).1);
     let qo = qdir.join("refit.gguf");
@@ -274,7 +247,7 @@ fn fit_gradient(x: &[Vec<f64>], y: &[Vec<f64>], wr: &[f64], br: &[f64], wk: &[f6
 fn chained_refit_fits_each_layer_on_the_slice_before_it() {
     for arch in [SynthArch::Llama, SynthArch::Gemma3] {
         let dir = tempfile::tempdir().unwrap();
-        let (model, profile, data) = setup(dir.path(), arch);
+        let (model, profile, data) = common::translate_profile(dir.path(), arch);
         let (m, p, d) = (model.to_str().unwrap(), profile.to_str().unwrap(), data.to_str().unwrap());
         let slice = |comp: &str, out: &Path| {
             let o = common::selectinfer(&[
@@ -338,7 +311,7 @@ fn chained_refit_fits_each_layer_on_the_slice_before_it() {
     }
     // Refused where the loader reads no down bias, with nothing written.
     let dir = tempfile::tempdir().unwrap();
-    let (qm, qp, qd) = setup(dir.path(), SynthArch::Qwen2);
+    let (qm, qp, qd) = common::translate_profile(dir.path(), SynthArch::Qwen2);
     let qo = dir.path().join("chained.gguf");
     common::assert_clean_failure(
         &[
@@ -375,7 +348,7 @@ fn computed_positions(rows: &[Vec<f64>], kept: &[usize], n_static: usize, n_ff: 
 fn computed_refit_fits_prefill_and_decode_together() {
     for arch in [SynthArch::Llama, SynthArch::Gemma3] {
         let dir = tempfile::tempdir().unwrap();
-        let (model, profile, data) = setup(dir.path(), arch);
+        let (model, profile, data) = common::translate_profile(dir.path(), arch);
         let (m, p, d) = (model.to_str().unwrap(), profile.to_str().unwrap(), data.to_str().unwrap());
         let slice = |comp: &str, share: &str, phi: &str, out: &Path| {
             let args = [

@@ -68,6 +68,7 @@ pub fn run(a: &PerplexityArgs) -> anyhow::Result<()> {
     let n_ctx = (longest + 8).next_multiple_of(256) as u32;
     let mut s = SelectiveSession::new(&model, plan, SessionOptions { n_ctx, n_batch: n_ctx, threads, observer: None })?;
     s.set_vote(a.compute.vote);
+    s.set_decode_bias(a.compute.decode_bias)?;
     let nlls = answer_nlls(&mut s, &eval, shots)?;
     let iv = answer_perplexity(&nlls);
     if let Some(p) = &a.per_example {
@@ -90,7 +91,7 @@ pub fn run(a: &PerplexityArgs) -> anyhow::Result<()> {
             timestamp: crate::output::utc_timestamp(),
             git_commit: crate::output::git_commit(),
             model: name(&a.model),
-            variant: variant_label(meta.as_ref(), model.gguf(), a.compute.compute.map(|_| a.compute.vote)),
+            variant: variant_label(meta.as_ref(), model.gguf(), a.compute.compute.map(|_| (a.compute.vote, a.compute.decode_bias))),
             task: task.name().into(),
             data: name(&data),
             examples: nlls.len(),

@@ -151,6 +151,7 @@ pub fn run(a: BenchArgs) -> anyhow::Result<()> {
             let opts = SessionOptions { n_ctx, n_batch: 512, threads, observer: None };
             let mut session = SelectiveSession::new(model, plan.clone(), opts)?;
             session.set_vote(a.compute.vote);
+            session.set_decode_bias(a.compute.decode_bias)?;
             settings.push(Setting {
                 model,
                 prompt: prompt.clone(),

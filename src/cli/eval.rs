@@ -75,6 +75,7 @@ impl EvalArgs {
             mem_cap: self.mem_cap,
             speed_only: self.speed_only,
             vote: self.compute.vote,
+            decode_bias: self.compute.decode_bias,
         }
     }
 }

@@ -77,6 +77,11 @@ pub struct ComputeArgs {
     /// or signed activation (signed, as the paper's public code does).
     #[arg(long, value_enum, default_value_t = crate::compute::Vote::Abs)]
     pub vote: crate::compute::Vote,
+    /// After each prompt's prefill, add to every sparsified layer's ffn_down bias the
+    /// mean contribution over the prompt's tokens of the loaded neurons decode does
+    /// not compute (needs a slice made with --compensate mean or refit).
+    #[arg(long)]
+    pub decode_bias: bool,
     /// Ignore the file's static neurons: dynamic only (CoreInfer).
     #[arg(long)]
     pub no_static: bool,
@@ -157,6 +162,7 @@ pub fn run(args: GenerateArgs) -> anyhow::Result<()> {
             let plan = ComputePlan::for_model(model.gguf(), &args.compute.options(phi))?;
             let mut s = SelectiveSession::new(&model, plan, session_opts)?;
             s.set_vote(args.compute.vote);
+            s.set_decode_bias(args.compute.decode_bias)?;
             let (_, stats, sel) = s.generate(&tokens, &opts, on_text)?;
             (stats, Some(sel))
         }

@@ -178,6 +178,9 @@ pub struct SelectiveSession<'m> {
     in_place: bool,
     /// Install compacted FFNs even where every loaded neuron is computed.
     force_compact: bool,
+    /// Shift each sparsified layer's `ffn_down` bias for decode by the prompt's
+    /// mean contribution of the loaded neurons decode skips ([`SelectiveSession::set_decode_bias`]).
+    decode_bias: bool,
 }
 
 /// How decode reaches the computed neurons.
@@ -213,7 +216,7 @@ impl<'m> SelectiveSession<'m> {
         let session = Session::new(model, opts)?;
         let n = plan.layers.len();
         let in_place = in_place_refusal(model, &plan).is_none();
-        Ok(SelectiveSession { session, plan, state, file: None, current: vec![None; n], in_place, force_compact: false })
+        Ok(SelectiveSession { session, plan, state, file: None, current: vec![None; n], in_place, force_compact: false, decode_bias: false })
     }
 
     /// Chooses how decode reaches the computed neurons (default: in place where
@@ -258,6 +261,27 @@ impl<'m> SelectiveSession<'m> {
     /// Ranks each prompt token's neurons by `vote` from the next prompt on.
     pub fn set_vote(&mut self, vote: Vote) {
         self.state.lock().unwrap_or_else(|e| e.into_inner()).vote = vote;
+    }
+
+    /// From the next prompt on, decode adds to each sparsified layer's `ffn_down`
+    /// bias the mean contribution, over the prompt's tokens, of the loaded neurons
+    /// it does not compute: sum over skipped p of W_down[:, p] x mean a_p (the
+    /// prompt's own mean compensation of the computation step; prefill is
+    /// unchanged). Needs an F32 `ffn_down` bias in host memory in every sparsified
+    /// layer (a slice made with `--compensate`).
+    pub fn set_decode_bias(&mut self, on: bool) -> anyhow::Result<()> {
+        if on {
+            let model = self.session.model();
+            ensure!(!ffn_down_neuron_major(model.gguf()), "--decode-bias reads ffn_down in llama.cpp's layout; {} is neuron-major", model.path().display());
+            let n_embd = ModelInfo::from_gguf(model.gguf())?.n_embd as usize;
+            for (l, _) in self.plan.layers.iter().enumerate().filter(|(_, lp)| lp.is_some()) {
+                model.ffn_down_bias_in_host(l, n_embd).map_err(|why| {
+                    anyhow::anyhow!("--decode-bias shifts each sparsified layer's ffn_down bias, and layer {l} has none to shift ({why}); slice with --compensate mean or refit")
+                })?;
+            }
+        }
+        self.decode_bias = on;
+        Ok(())
     }
 
     /// The plan.
@@ -330,6 +354,12 @@ impl<'m> SelectiveSession<'m> {
             sets[l] = set;
         }
         let model = self.session.model();
+        if self.decode_bias {
+            for (l, set) in sets.iter().enumerate().filter(|(l, _)| self.plan.layers[*l].is_some()) {
+                let (Some(sums), n) = (&votes.sums[l], votes.tokens[l]) else { continue };
+                model.shift_ffn_down_bias(l, &skipped_contribution(model.gguf(), l, set, sums, n)?)?;
+            }
+        }
         if self.in_place {
             let mut views = Vec::with_capacity(shapes.len());
             for sh in &shapes {
@@ -378,10 +408,21 @@ impl Drop for SelectiveSession<'_> {
     /// Leaves the model's weights in file order for whoever uses it next.
     fn drop(&mut self) {
         self.session.clear_compact_ffn();
-        if self.in_place {
+        if self.in_place || self.decode_bias {
             let _ = self.session.model().restore_ffn_order();
         }
     }
+}
+
+/// sum over the loaded positions p not in `set` of W_down[:, p] x sums[p] / tokens:
+/// the mean contribution over a prompt's `tokens` of the neurons decode skips.
+fn skipped_contribution(g: &GgufFile, l: usize, set: &[u32], sums: &[f64], tokens: u64) -> anyhow::Result<Vec<f32>> {
+    let (w, n_embd, n_ff) = crate::profile::weights::down_matrix(g, l)?;
+    ensure!(sums.len() == n_ff, "layer {l}: {} activation sums for {n_ff} loaded neurons", sums.len());
+    let mut skipped = vec![tokens > 0; n_ff];
+    set.iter().for_each(|&p| skipped[p as usize] = false);
+    let mean: Vec<(usize, f64)> = (0..n_ff).filter(|&p| skipped[p]).map(|p| (p, sums[p] / tokens as f64)).collect();
+    Ok((0..n_embd).map(|e| mean.iter().map(|&(p, m)| f64::from(w[e * n_ff + p]) * m).sum::<f64>() as f32).collect())
 }
 
 /// Shape and types of layer `l`'s compacted weights with `k` neurons: gate/up keep

@@ -38,12 +38,19 @@ pub struct Votes {
     pub layers: Vec<Option<Vec<u32>>>,
     /// Tokens that voted, per layer.
     pub tokens: Vec<u64>,
+    /// Per layer: the sum of each position's (signed) activation over the tokens
+    /// that voted (for `--decode-bias`).
+    pub sums: Vec<Option<Vec<f64>>>,
 }
 
 impl Votes {
     /// Zero votes for layers of the given loaded widths (`None` = not sparsified).
     pub fn new(widths: &[Option<usize>]) -> Votes {
-        Votes { layers: widths.iter().map(|w| w.map(|n| vec![0; n])).collect(), tokens: vec![0; widths.len()] }
+        Votes {
+            layers: widths.iter().map(|w| w.map(|n| vec![0; n])).collect(),
+            tokens: vec![0; widths.len()],
+            sums: widths.iter().map(|w| w.map(|n| vec![0.0; n])).collect(),
+        }
     }
 
     /// Adds the votes of `n_tokens` rows of activations of `layer`: each row votes
@@ -66,6 +73,9 @@ impl Votes {
             idx.select_nth_unstable_by_key(k - 1, key);
             for &i in &idx[..k] {
                 votes[i as usize] += 1;
+            }
+            if let Some(Some(sums)) = self.sums.get_mut(layer) {
+                sums.iter_mut().zip(row).for_each(|(s, &a)| *s += f64::from(a));
             }
             self.tokens[layer] += 1;
         }

@@ -32,7 +32,7 @@ pub struct NotInPlace(pub String);
 
 /// One FFN weight as llama.cpp holds it in host memory, in file layout.
 #[derive(Debug, Clone, Copy)]
-struct HostTensor {
+pub(crate) struct HostTensor {
     data: *mut u8,
     /// Bytes between rows (`nb[1]`).
     row_bytes: usize,
@@ -60,6 +60,9 @@ struct LayerTensors {
 pub(crate) struct FfnOrder {
     /// Per layer: the swaps applied since the file order, in order.
     swaps: Vec<Vec<(u32, u32)>>,
+    /// Per layer: the file's `ffn_down` bias, kept while decode runs with a shifted
+    /// one ([`FfnOrder::shift_down_bias`]).
+    biases: Vec<Option<Vec<f32>>>,
     /// Whether every layer's FFN weights were remapped copy-on-write (done once,
     /// for all layers, before the first swap: a page that two tensors share is
     /// then never remapped after one of them was written).
@@ -73,7 +76,7 @@ unsafe impl Send for FfnOrder {}
 impl FfnOrder {
     /// Whether any layer is out of file order.
     pub(crate) fn is_permuted(&self) -> bool {
-        self.swaps.iter().any(|s| !s.is_empty())
+        self.swaps.iter().any(|s| !s.is_empty()) || self.biases.iter().any(Option::is_some)
     }
 
     /// Puts every layer back in file order.
@@ -89,6 +92,56 @@ impl FfnOrder {
             unsafe { apply_swaps(&t, &undo) };
             self.swaps[l].clear();
         }
+        for l in 0..self.biases.len() {
+            if let Some(file) = self.biases[l].take() {
+                let b = bias_tensor(model, gguf, l, file.len())?;
+                // SAFETY: checked by bias_tensor and made writable by shift_down_bias.
+                unsafe { write_f32(&b, &file) };
+            }
+        }
+        Ok(())
+    }
+
+    /// Adds `delta` to layer `l`'s `ffn_down` bias (in host memory, F32), keeping
+    /// the file's values for [`FfnOrder::restore`]. The layer's bias must be the
+    /// file's (restored since the last shift).
+    pub(crate) fn shift_down_bias(&mut self, model: *const sys::llama_model, gguf: &GgufFile, path: &Path, l: usize, delta: &[f32]) -> Result<(), NotInPlace> {
+        if self.biases.len() <= l {
+            self.biases.resize(l + 1, None);
+        }
+        if self.biases[l].is_some() {
+            return Err(NotInPlace(format!("layer {l}'s ffn_down bias is already shifted")));
+        }
+        let b = bias_tensor(model, gguf, l, delta.len())?;
+        self.make_private(model, gguf, path)?;
+        // SAFETY: checked by bias_tensor (n F32 values in host memory), writable (above).
+        let file: Vec<f32> = (0..delta.len()).map(|i| unsafe { b.data.cast::<f32>().add(i).read_unaligned() }).collect();
+        let shifted: Vec<f32> = file.iter().zip(delta).map(|(a, d)| a + d).collect();
+        unsafe { write_f32(&b, &shifted) };
+        self.biases[l] = Some(file);
+        Ok(())
+    }
+
+    /// Remaps every layer's FFN weights and `ffn_down` bias copy-on-write, once, for
+    /// all layers, before anything is written: a page that two tensors share is then
+    /// never remapped after one of them was written.
+    fn make_private(&mut self, model: *const sys::llama_model, gguf: &GgufFile, path: &Path) -> Result<(), NotInPlace> {
+        if self.private {
+            return Ok(());
+        }
+        for layer in (0..).take_while(|i| gguf.tensor(&format!("blk.{i}.ffn_up.weight")).is_some()) {
+            if let Ok(lt) = layer_tensors(model, gguf, layer) {
+                for w in [lt.gate, lt.up, lt.down] {
+                    make_writable(&w, path)?;
+                }
+            }
+            if gguf.tensor(&format!("blk.{layer}.ffn_down.bias")).is_some() {
+                if let Ok(b) = host_tensor(model, gguf, &format!("blk.{layer}.ffn_down.bias")) {
+                    make_writable(&b, path)?;
+                }
+            }
+        }
+        self.private = true;
         Ok(())
     }
 
@@ -114,23 +167,33 @@ impl FfnOrder {
         if swaps.is_empty() {
             return Ok(0);
         }
-        if !self.private {
-            // Every layer whose FFN can be reordered, before anything is written.
-            for layer in (0..).take_while(|i| gguf.tensor(&format!("blk.{i}.ffn_up.weight")).is_some()) {
-                if let Ok(lt) = layer_tensors(model, gguf, layer) {
-                    for w in [lt.gate, lt.up, lt.down] {
-                        make_writable(&w, path)?;
-                    }
-                }
-            }
-            self.private = true;
-        }
+        self.make_private(model, gguf, path)?;
         // SAFETY: checked and writable (above).
         unsafe { apply_swaps(&t, &swaps) };
         drop_copied_file_pages(&t, path);
         let n = swaps.len();
         self.swaps[l] = swaps;
         Ok(n)
+    }
+}
+
+/// Layer `l`'s `ffn_down` bias of `n` F32 values in host memory, or why not.
+pub(crate) fn bias_tensor(model: *const sys::llama_model, gguf: &GgufFile, l: usize, n: usize) -> Result<HostTensor, NotInPlace> {
+    let name = format!("blk.{l}.ffn_down.bias");
+    let t = host_tensor(model, gguf, &name)?;
+    if t.elem_bytes != 4 || t.len != 4 * n {
+        return Err(NotInPlace(format!("{name} is not {n} F32 values")));
+    }
+    Ok(t)
+}
+
+/// Writes `values` over the tensor's data.
+///
+/// # Safety
+/// `t` must be a live, writable host tensor of `values.len()` F32 values.
+unsafe fn write_f32(t: &HostTensor, values: &[f32]) {
+    for (i, &v) in values.iter().enumerate() {
+        unsafe { t.data.cast::<f32>().add(i).write_unaligned(v) };
     }
 }
 

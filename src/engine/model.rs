@@ -8,7 +8,7 @@ use llama_cpp_2::model::{LlamaChatMessage, LlamaChatTemplate, LlamaModel};
 use llama_cpp_2::token::LlamaToken;
 
 use super::backend::{backend, take_recent_errors, EngineError};
-use super::inplace::{check_layer, FfnOrder};
+use super::inplace::{bias_tensor, check_layer, FfnOrder};
 use super::Token;
 use crate::gguf::GgufFile;
 
@@ -95,7 +95,8 @@ impl Model {
         check_layer(self.raw(), &self.gguf, l).map_err(|e| e.0)
     }
 
-    /// Puts every FFN back in file order (a no-op when nothing was reordered).
+    /// Puts every FFN back in file order and every shifted `ffn_down` bias back to
+    /// the file's values (a no-op when nothing was changed).
     pub fn restore_ffn_order(&self) -> Result<(), EngineError> {
         let mut o = self.order.lock().unwrap_or_else(|e| e.into_inner());
         if o.0.is_permuted() {
@@ -113,6 +114,22 @@ impl Model {
         let n = o.0.place_prefix(self.raw(), &self.gguf, &self.path, l, set).map_err(|e| EngineError::Decode(e.0))?;
         o.1 += 1;
         Ok(n)
+    }
+
+    /// Whether layer `l` has an `ffn_down` bias of `n` F32 values in host memory
+    /// that [`Model::shift_ffn_down_bias`] can change; the reason if not.
+    pub fn ffn_down_bias_in_host(&self, l: usize, n: usize) -> Result<(), String> {
+        bias_tensor(self.raw(), &self.gguf, l, n).map(|_| ()).map_err(|e| e.0)
+    }
+
+    /// Adds `delta` to layer `l`'s `ffn_down` bias until the next
+    /// [`Model::restore_ffn_order`] (the file is never written: its pages are
+    /// remapped copy-on-write first). The bias must be the file's.
+    pub fn shift_ffn_down_bias(&self, l: usize, delta: &[f32]) -> Result<(), EngineError> {
+        let mut o = self.order.lock().unwrap_or_else(|e| e.into_inner());
+        o.0.shift_down_bias(self.raw(), &self.gguf, &self.path, l, delta).map_err(|e| EngineError::Decode(e.0))?;
+        o.1 += 1;
+        Ok(())
     }
 
     fn raw(&self) -> *const llama_cpp_sys_2::llama_model {

@@ -86,6 +86,9 @@ pub struct EvalRequest {
     pub speed_only: Option<usize>,
     /// What prompt tokens rank their neurons by when they vote (with `compute`).
     pub vote: crate::compute::Vote,
+    /// Decode shifts the ffn_down biases by the prompt's skipped neurons' mean
+    /// contribution ([`crate::compute::SelectiveSession::set_decode_bias`]).
+    pub decode_bias: bool,
 }
 
 
@@ -149,6 +152,7 @@ pub fn run_eval(req: &EvalRequest) -> anyhow::Result<EvalOutcome> {
     let n_ctx = (prompts.iter().map(Vec::len).max().unwrap_or(0) + max_tokens + 8).next_multiple_of(256) as u32;
     let mut s = SelectiveSession::new(&model, plan, SessionOptions { n_ctx, n_batch: 512, threads: req.threads, observer: None })?;
     s.set_vote(req.vote);
+    s.set_decode_bias(req.decode_bias)?;
     let opts = GenerateOptions { max_tokens, ignore_eog: req.speed_only.is_some(), ..Default::default() };
     let bar = crate::output::progress_bar(true, eval.len() as u64, &format!("eval {} {}", req.method.name(), req.task));
     let (mut pre, mut dec, mut sel_ms, mut outputs) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
@@ -221,7 +225,7 @@ pub fn run_eval(req: &EvalRequest) -> anyhow::Result<EvalOutcome> {
         synthetic,
         threads: req.threads,
         chat: req.chat,
-        variant: variant_label(meta.as_ref(), model.gguf(), req.compute.as_ref().map(|_| req.vote)),
+        variant: variant_label(meta.as_ref(), model.gguf(), req.compute.as_ref().map(|_| (req.vote, req.decode_bias))),
     };
     if req.speed_only.is_none() {
         for (m, iv) in task_intervals(req.task, &preds, &refs)? {
@@ -249,14 +253,19 @@ mod tests {
 
 /// The selection variant a row measured, beyond the paper's (empty for the
 /// paper's): the slice's importance, budget and compensation, and `vote=signed`.
-pub fn variant_label(meta: Option<&crate::select::SliceMeta>, g: &crate::gguf::GgufFile, vote: Option<crate::compute::Vote>) -> String {
+pub fn variant_label(meta: Option<&crate::select::SliceMeta>, g: &crate::gguf::GgufFile, compute: Option<(crate::compute::Vote, bool)>) -> String {
     let mut parts: Vec<String> = meta.map(|m| m.variant.label()).filter(|l| !l.is_empty()).into_iter().collect();
     if let Some(m) = meta {
         // A slice of a quantized file, and a neuron-major ffn_down.
         parts.extend(crate::select::rewrite::source_labels(crate::select::rewrite::quantized_base(g), m.down_layout));
     }
-    if vote == Some(crate::compute::Vote::Signed) {
-        parts.push("vote=signed".into());
+    if let Some((vote, decode_bias)) = compute {
+        if vote == crate::compute::Vote::Signed {
+            parts.push("vote=signed".into());
+        }
+        if decode_bias {
+            parts.push("decode_bias".into());
+        }
     }
     parts.join(",")
 }

@@ -55,6 +55,9 @@ impl<'a> EvalCall<'a> {
         if c.compute.is_some() && c.vote != crate::compute::Vote::Abs {
             a.extend(["--vote".into(), c.vote.name().into()]);
         }
+        if c.compute.is_some() && c.decode_bias {
+            a.push("--decode-bias".into());
+        }
         if c.no_static {
             a.push("--no-static".into());
         }
@@ -130,6 +133,9 @@ impl<'a> EvalCall<'a> {
         // signed-vote cell would overwrite the default's outputs.
         if c.vote != crate::compute::Vote::default() {
             n += &format!(".vote-{}", c.vote.name());
+        }
+        if c.decode_bias {
+            n += ".decode-bias";
         }
         if let Some(cap) = c.mem_cap {
             n += &format!(".cap{cap}");
@@ -213,6 +219,9 @@ fn cell_variant(cell: &Cell) -> String {
     };
     if cell.compute.is_some() && cell.vote == crate::compute::Vote::Signed {
         parts.push("vote=signed".into());
+    }
+    if cell.compute.is_some() && cell.decode_bias {
+        parts.push("decode_bias".into());
     }
     parts.join(",")
 }

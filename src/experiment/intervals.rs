@@ -150,6 +150,7 @@ fn paper_selection(e: &Experiment, c: &Cell) -> bool {
         && layers.is_none()
         && close(*static_share, e.defaults.static_share.0)
         && c.vote == Vote::default()
+        && !c.decode_bias
         && c.compute.is_none_or(|(_, alpha)| close(alpha, e.defaults.token_share.0))
 }
 

@@ -117,3 +117,28 @@ pub fn max_rel_diff(a: &[Vec<f32>], b: &[Vec<f32>]) -> f32 {
     let scale = a.iter().flatten().fold(1f32, |m, x| m.max(x.abs()));
     a.iter().flatten().zip(b.iter().flatten()).map(|(x, y)| (x - y).abs()).fold(0f32, f32::max) / scale
 }
+
+/// A translate file of 80 examples (its profiling split is the first half), in
+/// `dir`, and a profile of the tiny model of `arch` made from it: (model, profile, data).
+pub fn translate_profile(dir: &Path, arch: SynthArch) -> (PathBuf, PathBuf, PathBuf) {
+    let data = dir.join("t.jsonl");
+    let lines: Vec<String> =
+        (0..80).map(|i| serde_json::json!({"src": format!("the {i} word of a man is"), "ref": format!("a {} man", i * 7)}).to_string()).collect();
+    std::fs::write(&data, lines.join("\n")).unwrap();
+    let profile = dir.join("profile");
+    let model = tiny_model(arch);
+    let req = selectinfer::profile::ProfileRequest {
+        model: model.clone(),
+        task: selectinfer::tasks::Task::Translate,
+        data: data.clone(),
+        split: selectinfer::tasks::Split::Profile,
+        limit: Some(6),
+        gen_tokens: 0,
+        out_dir: profile.clone(),
+        threads: 2,
+        progress: false,
+    };
+    selectinfer::profile::run_profile(&req).unwrap();
+    selectinfer::profile::ranking::merge_dir(&profile).unwrap();
+    (model, profile, data)
+}

@@ -137,6 +137,9 @@ struct RawMethodSpec {
     fit_decode_share: Option<Share>,
     /// What prompt tokens vote by (`--vote`), for computing methods.
     vote: Option<crate::compute::Vote>,
+    /// Decode shifts the ffn_down biases by each prompt's skipped neurons' mean
+    /// contribution (`--decode-bias`), for computing methods.
+    decode_bias: Option<bool>,
     /// The file profile slices are cut from (`f16`, `q8_0`, `q4_k_m`; default f16).
     base: Option<SliceBase>,
     /// How profile slices store `ffn_down` (`slice --down-layout`; default columns).
@@ -189,6 +192,9 @@ impl TryFrom<RawMethodSpec> for MethodSpec {
         }
         if r.vote.is_some() && !r.method.computes() {
             return refuse("vote");
+        }
+        if r.decode_bias.is_some() && !r.method.computes() {
+            return refuse("decode_bias");
         }
         if r.layers.is_some() && !(r.method.slices() || r.method.computes()) {
             return refuse("layers");
@@ -283,6 +289,8 @@ pub struct Cell {
     pub speed_only: Option<usize>,
     /// What prompt tokens vote by.
     pub vote: crate::compute::Vote,
+    /// Decode shifts the ffn_down biases (`--decode-bias`).
+    pub decode_bias: bool,
 }
 
 impl Experiment {
@@ -402,6 +410,7 @@ impl Experiment {
             mem_cap,
             speed_only: r.speed_only,
             vote: if compute.is_some() { r.vote.unwrap_or_default() } else { crate::compute::Vote::Abs },
+            decode_bias: compute.is_some() && r.decode_bias.unwrap_or(false),
         }
     }
 }
