@@ -8,7 +8,9 @@
 //! [`select::VoteObserver`] counts, per token, the top alpha share by |activation|;
 //! then it picks the dynamic set, gathers the chosen rows of `ffn_gate`/`ffn_up`
 //! and columns of `ffn_down` from the GGUF file, and hands them to llama.cpp
-//! (patch 0003) so that every decode step multiplies only those.
+//! (patch 0003) so that every decode step multiplies only those. With
+//! [`SelectiveSession::set_decode_bias`] decode also adds the prompt's mean
+//! contribution of the skipped loaded neurons to each layer's `ffn_down` bias.
 //!
 //! Shares, in the paper's terms, all of N (the original width): gamma = loaded,
 //! delta = static, phi = computed, alpha = the per-token vote share of loaded

@@ -18,6 +18,8 @@
 //! is first remapped copy-on-write (`MAP_PRIVATE`) over the same pages: the file is
 //! never written, and only pages that a swap touches become anonymous memory
 //! (resident memory does not grow: each such page replaces a file-backed one).
+//! The same holds for a layer's `ffn_down` bias, which `--decode-bias` shifts for
+//! decode and every prefill puts back ([`FfnOrder::shift_down_bias`]).
 
 use std::ffi::CString;
 use std::path::Path;
