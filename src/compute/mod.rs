@@ -359,7 +359,7 @@ impl<'m> SelectiveSession<'m> {
         if self.decode_bias {
             for (l, set) in sets.iter().enumerate().filter(|(l, _)| self.plan.layers[*l].is_some()) {
                 let (Some(sums), n) = (&votes.sums[l], votes.tokens[l]) else { continue };
-                model.shift_ffn_down_bias(l, &skipped_contribution(model.gguf(), l, set, sums, n)?)?;
+                model.shift_ffn_down_bias(l, &skipped_contribution(model, l, set, sums, n)?)?;
             }
         }
         if self.in_place {
@@ -417,9 +417,16 @@ impl Drop for SelectiveSession<'_> {
 }
 
 /// sum over the loaded positions p not in `set` of W_down[:, p] x sums[p] / tokens:
-/// the mean contribution over a prompt's `tokens` of the neurons decode skips.
-fn skipped_contribution(g: &GgufFile, l: usize, set: &[u32], sums: &[f64], tokens: u64) -> anyhow::Result<Vec<f32>> {
-    let (w, n_embd, n_ff) = crate::profile::weights::down_matrix(g, l)?;
+/// the mean contribution over a prompt's `tokens` of the neurons decode skips. Reads
+/// llama.cpp's own `ffn_down` where it holds it in file layout in host memory (in
+/// file order here: the selection has not reordered it yet), else the file.
+fn skipped_contribution(model: &Model, l: usize, set: &[u32], sums: &[f64], tokens: u64) -> anyhow::Result<Vec<f32>> {
+    use crate::profile::weights::{down_matrix, down_matrix_of};
+    let g = model.gguf();
+    let (w, n_embd, n_ff) = match model.host_tensor_bytes(&format!("blk.{l}.ffn_down.weight")) {
+        Some(bytes) => down_matrix_of(g, l, bytes)?,
+        None => down_matrix(g, l)?,
+    };
     ensure!(sums.len() == n_ff, "layer {l}: {} activation sums for {n_ff} loaded neurons", sums.len());
     let mut skipped = vec![tokens > 0; n_ff];
     set.iter().for_each(|&p| skipped[p as usize] = false);

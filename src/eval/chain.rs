@@ -51,6 +51,24 @@ impl FitText {
     pub fn files(&self, task: Task) -> Vec<PathBuf> {
         self.data.clone().map_or_else(|| task.profiling_data().iter().map(PathBuf::from).collect(), |d| vec![d])
     }
+
+    /// The first position of each chunk a fit's pass asks logits for, given the
+    /// fitted `layers` of a model of `n_layer`. No logits are needed, so the output
+    /// layer runs for one position per chunk, unless the last layer is fitted:
+    /// llama.cpp computes it only for the positions whose logits are asked for, here
+    /// the scored half as in `profile moments`.
+    pub fn first_position(&self, layers: &[usize], n_layer: usize) -> usize {
+        if layers.last() == Some(&(n_layer - 1)) {
+            self.ctx / 2
+        } else {
+            self.ctx - 1
+        }
+    }
+}
+
+/// The layers of `keeps` that drop neurons or reorder them (the ones a fit serves).
+pub fn sparsified_layers(info: &ModelInfo, keeps: &[Option<LayerKeep>]) -> Vec<usize> {
+    (0..info.n_layer).filter(|&l| keeps[l].as_ref().is_some_and(|k| !k.is_whole(info.n_ff[l] as usize))).collect()
 }
 
 /// Writes a slice with the sparsified layers before `upto` cut and compensated as in
@@ -71,13 +89,9 @@ pub struct Chain<'a> {
 pub fn chained_refit(src: &GgufFile, info: &ModelInfo, keeps: &[Option<LayerKeep>], task: Task, chain: Chain<'_>) -> anyhow::Result<Compensated> {
     let Chain { text, write_prefix, staging } = chain;
     let activation = info.require_gated_ffn().map_err(anyhow::Error::msg)?;
-    let layers: Vec<usize> = (0..info.n_layer).filter(|&l| keeps[l].as_ref().is_some_and(|k| !k.is_whole(info.n_ff[l] as usize))).collect();
+    let layers = sparsified_layers(info, keeps);
     let chunks = text_chunks(&Model::load(&src.path, &LoadOptions::default())?, &profiling_text(&text.files(task), task)?, text.ctx, Some(text.chunks))?;
-    // No logits are needed, so the output layer runs for one position per chunk,
-    // unless the last layer is sparsified: llama.cpp computes it only for the
-    // positions whose logits are asked for, here the scored half as in `profile
-    // moments`.
-    let first = if layers.last() == Some(&(info.n_layer - 1)) { text.ctx / 2 } else { text.ctx - 1 };
+    let first = text.first_position(&layers, info.n_layer);
     let run = |path: &Path, observer: Box<dyn TensorObserver>| -> anyhow::Result<()> {
         let model = Model::load(path, &LoadOptions::default())?;
         let mut s = Session::new(&model, SessionOptions { n_ctx: text.ctx as u32, n_batch: text.ctx as u32, threads: text.threads, observer: Some(observer) })?;

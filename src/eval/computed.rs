@@ -27,7 +27,7 @@ use std::time::Instant;
 
 use anyhow::ensure;
 
-use super::chain::FitText;
+use super::chain::{sparsified_layers, FitText};
 use super::perplexity::{profiling_text, text_chunks};
 use crate::compute::select::{compute_set, Vote, Votes};
 use crate::compute::{computed_count, votes_per_token};
@@ -45,7 +45,7 @@ pub fn computed_refit(src: &GgufFile, info: &ModelInfo, keeps: &[Option<LayerKee
     let activation = info.require_gated_ffn().map_err(anyhow::Error::msg)?;
     ensure!((0.0..=1.0).contains(&fit.decode_share), "--fit-decode-share must be in [0, 1], got {}", fit.decode_share);
     ensure!(fit.token_share > 0.0 && fit.token_share <= 1.0, "--fit-token-share (alpha) must be in (0, 1], got {}", fit.token_share);
-    let layers: Vec<usize> = (0..info.n_layer).filter(|&l| keeps[l].as_ref().is_some_and(|k| !k.is_whole(info.n_ff[l] as usize))).collect();
+    let layers = sparsified_layers(info, keeps);
     let mut plans = Vec::with_capacity(layers.len());
     for &l in &layers {
         let keep = keeps[l].as_ref().expect("a sparsified layer");
@@ -69,10 +69,7 @@ pub fn computed_refit(src: &GgufFile, info: &ModelInfo, keeps: &[Option<LayerKee
     {
         let observer = Box::new(SharedRecorder(rec.clone()));
         let mut s = Session::new(&model, SessionOptions { n_ctx: text.ctx as u32, n_batch: text.ctx as u32, threads: text.threads, observer: Some(observer) })?;
-        // No logits are needed: the output layer runs for one position per chunk,
-        // unless the last layer is sparsified (llama.cpp then computes its FFN only
-        // for the positions whose logits are asked for, here the second half).
-        let first = if layers.last() == Some(&(info.n_layer - 1)) { text.ctx / 2 } else { text.ctx - 1 };
+        let first = text.first_position(&layers, info.n_layer);
         for chunk in &chunks {
             s.eval_from(chunk, first)?;
             let mut r = rec.lock().expect("recorder lock");

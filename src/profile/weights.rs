@@ -12,9 +12,16 @@ use crate::gguf::GgufFile;
 pub fn down_matrix(g: &GgufFile, l: usize) -> anyhow::Result<(Vec<f32>, usize, usize)> {
     let name = format!("blk.{l}.ffn_down.weight");
     let t = g.tensor(&name).with_context(|| format!("{} has no {name}", g.path.display()))?;
+    down_matrix_of(g, l, &g.read_tensor_data(t)?)
+}
+
+/// [`down_matrix`] from the tensor's bytes in GGUF layout (e.g. llama.cpp's own
+/// copy in host memory, which saves reading the file).
+pub fn down_matrix_of(g: &GgufFile, l: usize, data: &[u8]) -> anyhow::Result<(Vec<f32>, usize, usize)> {
+    let name = format!("blk.{l}.ffn_down.weight");
+    let t = g.tensor(&name).with_context(|| format!("{} has no {name}", g.path.display()))?;
     anyhow::ensure!(t.dims.len() == 2, "{name} of {} is not 2-D", g.path.display());
     let (n_ff, n_embd) = (t.dims[0] as usize, t.dims[1] as usize);
-    let data = g.read_tensor_data(t)?;
     let row_bytes = t.ty.row_bytes(n_ff as u64).with_context(|| format!("cannot size rows of {name}"))? as usize;
     let mut out = Vec::with_capacity(n_ff * n_embd);
     for row in data.chunks_exact(row_bytes).take(n_embd) {
