@@ -278,6 +278,7 @@ fn chat_with(a: &ChatArgs, model: &Model, messages: &mut Vec<(String, String)>) 
     let mut s = SelectiveSession::new(model, plan, SessionOptions { n_ctx: a.sampling.ctx, threads, ..Default::default() })?;
     s.set_vote(a.compute.vote);
     s.set_decode_bias(a.compute.decode_bias)?;
+    s.set_decode_refit(a.compute.decode_refit)?;
     let interactive = std::io::stdin().is_terminal();
     let mut history: Vec<Token> = Vec::new();
     let mut last: Option<(GenerateStats, f64)> = None;

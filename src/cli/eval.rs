@@ -76,6 +76,7 @@ impl EvalArgs {
             speed_only: self.speed_only,
             vote: self.compute.vote,
             decode_bias: self.compute.decode_bias,
+            decode_refit: self.compute.decode_refit,
         }
     }
 }

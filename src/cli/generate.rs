@@ -82,6 +82,14 @@ pub struct ComputeArgs {
     /// not compute (needs a slice made with --compensate mean or refit).
     #[arg(long)]
     pub decode_bias: bool,
+    /// After each prompt's prefill, refit every sparsified layer's computed ffn_down
+    /// columns and its bias so that decode's output follows the loaded FFN's over the
+    /// prompt's own tokens (ridge regression; RIDGE scales the penalty on the change,
+    /// in units of a computed neuron's summed a^2; large RIDGE = --decode-bias). Decode
+    /// then uses gathered copies of the computed neurons. Needs a slice made with
+    /// --compensate mean or refit.
+    #[arg(long, value_name = "RIDGE", conflicts_with = "decode_bias")]
+    pub decode_refit: Option<f64>,
     /// Ignore the file's static neurons: dynamic only (CoreInfer).
     #[arg(long)]
     pub no_static: bool,
@@ -163,6 +171,7 @@ pub fn run(args: GenerateArgs) -> anyhow::Result<()> {
             let mut s = SelectiveSession::new(&model, plan, session_opts)?;
             s.set_vote(args.compute.vote);
             s.set_decode_bias(args.compute.decode_bias)?;
+            s.set_decode_refit(args.compute.decode_refit)?;
             let (_, stats, sel) = s.generate(&tokens, &opts, on_text)?;
             (stats, Some(sel))
         }

@@ -10,12 +10,15 @@
 //! and columns of `ffn_down` from the GGUF file, and hands them to llama.cpp
 //! (patch 0003) so that every decode step multiplies only those. With
 //! [`SelectiveSession::set_decode_bias`] decode also adds the prompt's mean
-//! contribution of the skipped loaded neurons to each layer's `ffn_down` bias.
+//! contribution of the skipped loaded neurons to each layer's `ffn_down` bias, and
+//! with [`SelectiveSession::set_decode_refit`] it refits the computed columns and
+//! the bias to the prompt's loaded output ([`refit`]).
 //!
 //! Shares, in the paper's terms, all of N (the original width): gamma = loaded,
 //! delta = static, phi = computed, alpha = the per-token vote share of loaded
 //! neurons. delta <= phi <= gamma.
 
+pub mod refit;
 pub mod select;
 
 use std::sync::{Arc, Mutex};
@@ -183,6 +186,11 @@ pub struct SelectiveSession<'m> {
     /// Shift each sparsified layer's `ffn_down` bias for decode by the prompt's
     /// mean contribution of the loaded neurons decode skips ([`SelectiveSession::set_decode_bias`]).
     decode_bias: bool,
+    /// Refit each sparsified layer's computed `ffn_down` columns and bias to the
+    /// prompt's loaded output, with this ridge ([`SelectiveSession::set_decode_refit`]).
+    decode_refit: Option<f64>,
+    /// CPU threads of the session (the refit fits this many layers at once).
+    threads: usize,
 }
 
 /// How decode reaches the computed neurons.
@@ -215,10 +223,11 @@ impl<'m> SelectiveSession<'m> {
             .collect();
         let state = Arc::new(Mutex::new(SelectorState { enabled: false, votes: Votes::new(&widths), k_token, vote: Vote::Abs }));
         opts.observer = Some(Box::new(VoteObserver::new(node, state.clone())));
+        let threads = usize::try_from(opts.threads).unwrap_or(1).max(1);
         let session = Session::new(model, opts)?;
         let n = plan.layers.len();
         let in_place = in_place_refusal(model, &plan).is_none();
-        Ok(SelectiveSession { session, plan, state, file: None, current: vec![None; n], in_place, force_compact: false, decode_bias: false })
+        Ok(SelectiveSession { session, plan, state, file: None, current: vec![None; n], in_place, force_compact: false, decode_bias: false, decode_refit: None, threads })
     }
 
     /// Chooses how decode reaches the computed neurons (default: in place where
@@ -286,6 +295,23 @@ impl<'m> SelectiveSession<'m> {
         Ok(())
     }
 
+    /// From the next prompt on, decode's computed `ffn_down` columns and bias are
+    /// refitted to each prompt's loaded FFN output by ridge regression over the
+    /// prompt's tokens ([`refit`]; `None`: off). In either layout: in place, the
+    /// computed columns are changed where they lie and put back before the next
+    /// prefill; copied, the copy is changed. Needs a down bias as
+    /// [`SelectiveSession::set_decode_bias`] does, and `ffn_down` in llama.cpp's layout.
+    pub fn set_decode_refit(&mut self, ridge: Option<f64>) -> anyhow::Result<()> {
+        if let Some(r) = ridge {
+            ensure!(r > 0.0 && r.is_finite(), "--decode-refit's ridge must be a positive number, got {r}");
+            let keep = self.decode_bias;
+            self.set_decode_bias(true).map_err(|e| anyhow::anyhow!("{}", format!("{e:#}").replace("--decode-bias", "--decode-refit")))?;
+            self.decode_bias = keep;
+        }
+        self.decode_refit = ridge;
+        Ok(())
+    }
+
     /// The plan.
     pub fn plan(&self) -> &ComputePlan {
         &self.plan
@@ -315,7 +341,7 @@ impl<'m> SelectiveSession<'m> {
         {
             let mut s = self.state.lock().unwrap();
             let widths: Vec<Option<usize>> = self.plan.layers.iter().map(|l| l.as_ref().map(|l| l.n_loaded)).collect();
-            s.votes = Votes::new(&widths);
+            s.votes = if self.decode_refit.is_some() { Votes::new(&widths).keeping_rows() } else { Votes::new(&widths) };
             s.enabled = self.plan.is_selective();
         }
         let stats = self.session.prefill(prompt)?;
@@ -344,7 +370,12 @@ impl<'m> SelectiveSession<'m> {
         if !self.plan.is_selective() && !self.force_compact {
             return Ok(stats);
         }
-        let votes = self.state.lock().unwrap().votes.clone();
+        // The activation rows (the refit's, tens of MB) move out rather than being copied.
+        let (votes, rows) = {
+            let mut s = self.state.lock().unwrap();
+            let rows = std::mem::take(&mut s.votes.rows);
+            (s.votes.clone(), rows)
+        };
         let mut shapes = Vec::new();
         let mut sets: Vec<Vec<u32>> = vec![Vec::new(); self.plan.layers.len()];
         for (l, lp) in self.plan.layers.iter().enumerate() {
@@ -356,6 +387,31 @@ impl<'m> SelectiveSession<'m> {
             sets[l] = set;
         }
         let model = self.session.model();
+        let mut refits: Vec<Option<refit::PromptRefit>> = vec![None; self.plan.layers.len()];
+        if let Some(ridge) = self.decode_refit {
+            // Layers are fitted `threads` at a time, one per thread (the fit is the
+            // selection's main cost; decode's threads are idle meanwhile).
+            let layers: Vec<usize> = (0..sets.len()).filter(|&l| self.plan.layers[l].is_some() && matches!(rows.get(l), Some(Some(_)))).collect();
+            for chunk in layers.chunks(self.threads.max(1)) {
+                let downs = chunk.iter().map(|&l| loaded_down(model, l)).collect::<anyhow::Result<Vec<_>>>()?;
+                let fits: Vec<anyhow::Result<refit::PromptRefit>> = std::thread::scope(|scope| {
+                    let handles: Vec<_> = chunk
+                        .iter()
+                        .zip(&downs)
+                        .map(|(&l, (w, n_embd, n_loaded))| {
+                            let (rows, set) = (rows[l].as_deref().unwrap_or_default(), &sets[l]);
+                            scope.spawn(move || refit::prompt_refit(w, *n_embd, *n_loaded, rows, set, ridge))
+                        })
+                        .collect();
+                    handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err(anyhow::anyhow!("the refit's thread panicked")))).collect()
+                });
+                for (&l, fit) in chunk.iter().zip(fits) {
+                    let fit = fit.with_context(|| format!("--decode-refit, layer {l}"))?;
+                    model.shift_ffn_down_bias(l, &fit.bias)?;
+                    refits[l] = Some(fit);
+                }
+            }
+        }
         if self.decode_bias {
             for (l, set) in sets.iter().enumerate().filter(|(l, _)| self.plan.layers[*l].is_some()) {
                 let (Some(sums), n) = (&votes.sums[l], votes.tokens[l]) else { continue };
@@ -366,6 +422,9 @@ impl<'m> SelectiveSession<'m> {
             let mut views = Vec::with_capacity(shapes.len());
             for sh in &shapes {
                 stats.swapped_neurons += model.place_ffn_prefix(sh.layer, &sets[sh.layer])?;
+                if let Some(fit) = &refits[sh.layer] {
+                    model.shift_ffn_down_prefix(sh.layer, sh.k, &fit.columns)?;
+                }
                 views.push((sh.layer, sh.k));
             }
             self.session.set_ffn_prefix_views(&views)?;
@@ -379,7 +438,10 @@ impl<'m> SelectiveSession<'m> {
         let (gguf, file) = (model.gguf(), self.file.as_deref());
         let mut compact_bytes = 0;
         self.session.set_compact_ffn(&shapes, |sh| {
-            let layer = gather(model, gguf, file, sh.layer, &sets[sh.layer]).map_err(|e| format!("{e:#}"))?;
+            let mut layer = gather(model, gguf, file, sh.layer, &sets[sh.layer]).map_err(|e| format!("{e:#}"))?;
+            if let Some(fit) = &refits[sh.layer] {
+                add_to_floats(&mut layer.down, &fit.columns).map_err(|e| format!("--decode-refit, layer {}: {e:#}", sh.layer))?;
+            }
             compact_bytes += layer.gate.1.len() + layer.up.1.len() + layer.down.1.len();
             Ok(layer)
         })?;
@@ -410,10 +472,25 @@ impl Drop for SelectiveSession<'_> {
     /// Leaves the model's weights in file order for whoever uses it next.
     fn drop(&mut self) {
         self.session.clear_compact_ffn();
-        if self.in_place || self.decode_bias {
+        if self.in_place || self.decode_bias || self.decode_refit.is_some() {
             let _ = self.session.model().restore_ffn_order();
         }
     }
+}
+
+/// Layer `l`'s loaded `ffn_down` as floats (`n_embd` rows of `n_loaded`), from
+/// llama.cpp's host copy where it holds one in file layout (file order here), else the file.
+fn loaded_down(model: &Model, l: usize) -> anyhow::Result<(Vec<f32>, usize, usize)> {
+    use crate::profile::weights::{down_matrix, down_matrix_of};
+    match model.host_tensor_bytes(&format!("blk.{l}.ffn_down.weight")) {
+        Some(bytes) => down_matrix_of(model.gguf(), l, bytes),
+        None => down_matrix(model.gguf(), l),
+    }
+}
+
+/// Adds `delta` element by element to a gathered `ffn_down` (F32, F16 or BF16).
+fn add_to_floats((ty, bytes): &mut (GgmlType, Vec<u8>), delta: &[f32]) -> anyhow::Result<()> {
+    crate::util::floats::add_floats(bytes, *ty, delta).with_context(|| format!("the computed ffn_down columns ({} bytes of {ty}) do not take {} changes", bytes.len(), delta.len()))
 }
 
 /// sum over the loaded positions p not in `set` of W_down[:, p] x sums[p] / tokens:

@@ -41,6 +41,9 @@ pub struct Votes {
     /// Per layer: the sum of each position's (signed) activation over the tokens
     /// that voted (for `--decode-bias`).
     pub sums: Vec<Option<Vec<f64>>>,
+    /// Per layer: every voting token's activations, rows of the loaded width, when
+    /// kept ([`Votes::keeping_rows`], for `--decode-refit`).
+    pub rows: Vec<Option<Vec<f32>>>,
 }
 
 impl Votes {
@@ -50,7 +53,14 @@ impl Votes {
             layers: widths.iter().map(|w| w.map(|n| vec![0; n])).collect(),
             tokens: vec![0; widths.len()],
             sums: widths.iter().map(|w| w.map(|n| vec![0.0; n])).collect(),
+            rows: vec![None; widths.len()],
         }
+    }
+
+    /// The same, also keeping every voting token's activations of the sparsified layers.
+    pub fn keeping_rows(mut self) -> Votes {
+        self.rows = self.layers.iter().map(|l| l.as_ref().map(|_| Vec::new())).collect();
+        self
     }
 
     /// Adds the votes of `n_tokens` rows of activations of `layer`: each row votes
@@ -76,6 +86,9 @@ impl Votes {
             }
             if let Some(Some(sums)) = self.sums.get_mut(layer) {
                 sums.iter_mut().zip(row).for_each(|(s, &a)| *s += f64::from(a));
+            }
+            if let Some(Some(kept)) = self.rows.get_mut(layer) {
+                kept.extend_from_slice(row);
             }
             self.tokens[layer] += 1;
         }

@@ -19,7 +19,9 @@
 //! never written, and only pages that a swap touches become anonymous memory
 //! (resident memory does not grow: each such page replaces a file-backed one).
 //! The same holds for a layer's `ffn_down` bias, which `--decode-bias` shifts for
-//! decode and every prefill puts back ([`FfnOrder::shift_down_bias`]).
+//! decode and every prefill puts back ([`FfnOrder::shift_down_bias`]), and for the
+//! computed (prefix) columns of `ffn_down` that `--decode-refit` changes
+//! ([`FfnOrder::shift_down_prefix`]).
 
 use std::ffi::CString;
 use std::path::Path;
@@ -65,6 +67,9 @@ pub(crate) struct FfnOrder {
     /// Per layer: the file's `ffn_down` bias, kept while decode runs with a shifted
     /// one ([`FfnOrder::shift_down_bias`]).
     biases: Vec<Option<Vec<f32>>>,
+    /// Per layer: the prefix width k and the first k columns of `ffn_down` as they
+    /// were before [`FfnOrder::shift_down_prefix`] changed them (row after row).
+    columns: Vec<Option<(usize, Vec<u8>)>>,
     /// Whether every layer's FFN weights were remapped copy-on-write (done once,
     /// for all layers, before the first swap: a page that two tensors share is
     /// then never remapped after one of them was written).
@@ -78,11 +83,22 @@ unsafe impl Send for FfnOrder {}
 impl FfnOrder {
     /// Whether any layer is out of file order.
     pub(crate) fn is_permuted(&self) -> bool {
-        self.swaps.iter().any(|s| !s.is_empty()) || self.biases.iter().any(Option::is_some)
+        self.swaps.iter().any(|s| !s.is_empty()) || self.biases.iter().any(Option::is_some) || self.columns.iter().any(Option::is_some)
     }
 
     /// Puts every layer back in file order.
     pub(crate) fn restore(&mut self, model: *const sys::llama_model, gguf: &GgufFile) -> Result<(), NotInPlace> {
+        // The changed prefix columns first: they are backed up in prefix order.
+        for l in 0..self.columns.len() {
+            if let Some((k, backup)) = self.columns[l].take() {
+                let d = layer_tensors(model, gguf, l)?.down;
+                let n = k * d.elem_bytes;
+                for (r, old) in backup.chunks_exact(n).enumerate() {
+                    // SAFETY: row r's first k elements, checked and made writable by shift_down_prefix.
+                    unsafe { std::ptr::copy_nonoverlapping(old.as_ptr(), d.data.add(r * d.row_bytes), n) };
+                }
+            }
+        }
         for l in 0..self.swaps.len() {
             if self.swaps[l].is_empty() {
                 continue;
@@ -121,6 +137,39 @@ impl FfnOrder {
         let shifted: Vec<f32> = file.iter().zip(delta).map(|(a, d)| a + d).collect();
         unsafe { write_f32(&b, &shifted) };
         self.biases[l] = Some(file);
+        Ok(())
+    }
+
+    /// Adds `delta` (`n_embd` rows of `k`) to the first `k` columns of layer `l`'s
+    /// `ffn_down` (F32, F16 or BF16, in llama.cpp's layout, in host memory), keeping their
+    /// values for [`FfnOrder::restore`], which puts them back before it undoes the
+    /// layer's swaps. The columns must not be shifted already.
+    pub(crate) fn shift_down_prefix(&mut self, model: *const sys::llama_model, gguf: &GgufFile, path: &Path, l: usize, k: usize, delta: &[f32]) -> Result<(), NotInPlace> {
+        if self.columns.len() <= l {
+            self.columns.resize(l + 1, None);
+        }
+        if self.columns[l].is_some() {
+            return Err(NotInPlace(format!("layer {l}'s ffn_down columns are already shifted")));
+        }
+        let t = layer_tensors(model, gguf, l)?;
+        let ty = gguf.tensor(&format!("blk.{l}.ffn_down.weight")).map(|i| i.ty).ok_or_else(|| NotInPlace(format!("layer {l}: no ffn_down")))?;
+        if t.down_rows || t.down.elem_bytes == 0 {
+            return Err(NotInPlace(format!("layer {l}: its ffn_down columns can be changed in place when F32, F16 or BF16 in llama.cpp's layout")));
+        }
+        let d = t.down;
+        if delta.len() != d.rows * k || k > t.gate.rows {
+            return Err(NotInPlace(format!("layer {l}: {} changes for {k} of {} columns of {} rows", delta.len(), t.gate.rows, d.rows)));
+        }
+        self.make_private(model, gguf, path)?;
+        let n = k * d.elem_bytes;
+        let mut backup = Vec::with_capacity(d.rows * n);
+        for (r, change) in delta.chunks_exact(k.max(1)).enumerate().take(d.rows) {
+            // SAFETY: row r holds the layer's width (>= k) of elem_bytes elements; writable (above).
+            let row = unsafe { std::slice::from_raw_parts_mut(d.data.add(r * d.row_bytes), n) };
+            backup.extend_from_slice(row);
+            crate::util::floats::add_floats(row, ty, change).ok_or_else(|| NotInPlace(format!("layer {l}: ffn_down row {r} is not {k} {ty} values")))?;
+        }
+        self.columns[l] = Some((k, backup));
         Ok(())
     }
 

@@ -132,6 +132,16 @@ impl Model {
         Ok(())
     }
 
+    /// Adds `delta` (`n_embd` rows of `k`) to the first `k` columns of layer `l`'s
+    /// `ffn_down` (F32 or F16, in host memory) until the next
+    /// [`Model::restore_ffn_order`]; the file is never written.
+    pub fn shift_ffn_down_prefix(&self, l: usize, k: usize, delta: &[f32]) -> Result<(), EngineError> {
+        let mut o = self.order.lock().unwrap_or_else(|e| e.into_inner());
+        o.0.shift_down_prefix(self.raw(), &self.gguf, &self.path, l, k, delta).map_err(|e| EngineError::Decode(e.0))?;
+        o.1 += 1;
+        Ok(())
+    }
+
     fn raw(&self) -> *const llama_cpp_sys_2::llama_model {
         // SAFETY: only reads the wrapper's pointer; the model outlives its uses here.
         unsafe { self.inner.as_raw_ptr() }

@@ -89,6 +89,9 @@ pub struct EvalRequest {
     /// Decode shifts the ffn_down biases by the prompt's skipped neurons' mean
     /// contribution ([`crate::compute::SelectiveSession::set_decode_bias`]).
     pub decode_bias: bool,
+    /// Decode refits the computed ffn_down columns and bias to each prompt's loaded
+    /// output, with this ridge ([`crate::compute::SelectiveSession::set_decode_refit`]).
+    pub decode_refit: Option<f64>,
 }
 
 
@@ -153,6 +156,7 @@ pub fn run_eval(req: &EvalRequest) -> anyhow::Result<EvalOutcome> {
     let mut s = SelectiveSession::new(&model, plan, SessionOptions { n_ctx, n_batch: 512, threads: req.threads, observer: None })?;
     s.set_vote(req.vote);
     s.set_decode_bias(req.decode_bias)?;
+    s.set_decode_refit(req.decode_refit)?;
     let opts = GenerateOptions { max_tokens, ignore_eog: req.speed_only.is_some(), ..Default::default() };
     let bar = crate::output::progress_bar(true, eval.len() as u64, &format!("eval {} {}", req.method.name(), req.task));
     let (mut pre, mut dec, mut sel_ms, mut outputs) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
@@ -225,7 +229,7 @@ pub fn run_eval(req: &EvalRequest) -> anyhow::Result<EvalOutcome> {
         synthetic,
         threads: req.threads,
         chat: req.chat,
-        variant: variant_label(meta.as_ref(), model.gguf(), req.compute.as_ref().map(|_| (req.vote, req.decode_bias))),
+        variant: variant_label(meta.as_ref(), model.gguf(), req.compute.as_ref().map(|_| (req.vote, req.decode_bias, req.decode_refit))),
     };
     if req.speed_only.is_none() {
         for (m, iv) in task_intervals(req.task, &preds, &refs)? {
@@ -253,18 +257,21 @@ mod tests {
 
 /// The selection variant a row measured, beyond the paper's (empty for the
 /// paper's): the slice's importance, budget and compensation, and `vote=signed`.
-pub fn variant_label(meta: Option<&crate::select::SliceMeta>, g: &crate::gguf::GgufFile, compute: Option<(crate::compute::Vote, bool)>) -> String {
+pub fn variant_label(meta: Option<&crate::select::SliceMeta>, g: &crate::gguf::GgufFile, compute: Option<(crate::compute::Vote, bool, Option<f64>)>) -> String {
     let mut parts: Vec<String> = meta.map(|m| m.variant.label()).filter(|l| !l.is_empty()).into_iter().collect();
     if let Some(m) = meta {
         // A slice of a quantized file, and a neuron-major ffn_down.
         parts.extend(crate::select::rewrite::source_labels(crate::select::rewrite::quantized_base(g), m.down_layout));
     }
-    if let Some((vote, decode_bias)) = compute {
+    if let Some((vote, decode_bias, decode_refit)) = compute {
         if vote == crate::compute::Vote::Signed {
             parts.push("vote=signed".into());
         }
         if decode_bias {
             parts.push("decode_bias".into());
+        }
+        if let Some(ridge) = decode_refit {
+            parts.push(format!("decode_refit={ridge}"));
         }
     }
     parts.join(",")

@@ -58,6 +58,9 @@ impl<'a> EvalCall<'a> {
         if c.compute.is_some() && c.decode_bias {
             a.push("--decode-bias".into());
         }
+        if let Some(ridge) = c.decode_refit {
+            a.extend(["--decode-refit".into(), ridge.to_string()]);
+        }
         if c.no_static {
             a.push("--no-static".into());
         }
@@ -136,6 +139,9 @@ impl<'a> EvalCall<'a> {
         }
         if c.decode_bias {
             n += ".decode-bias";
+        }
+        if let Some(ridge) = c.decode_refit {
+            n += &format!(".decode-refit{ridge}");
         }
         if let Some(cap) = c.mem_cap {
             n += &format!(".cap{cap}");
@@ -223,6 +229,9 @@ fn cell_variant(cell: &Cell) -> String {
     if cell.compute.is_some() && cell.decode_bias {
         parts.push("decode_bias".into());
     }
+    if let Some(ridge) = cell.decode_refit {
+        parts.push(format!("decode_refit={ridge}"));
+    }
     parts.join(",")
 }
 
@@ -254,6 +263,9 @@ methods:
     layers: 2..5
   - method: coreinfer-loading
   - {method: selectinfer, compute: 0.4, vote: signed}
+  - {method: selectinfer, compute: 0.4, decode_bias: true}
+  - {method: selectinfer, compute: 0.4, decode_refit: 1.0}
+  - {method: selectinfer, compute: 0.4, decode_refit: 0.5}
   - method: disk-offload
     mem_cap: 192MiB
     speed_only: 16
@@ -288,6 +300,7 @@ methods:
             let compute = req.compute.as_ref().map(|c| ((c.compute, c.token_share), c.no_static, c.layers.clone()));
             let want = cell.compute.map(|c| (c, cell.no_static, cell.compute_layers.clone()));
             assert_eq!(compute, want, "{argv:?}");
+            assert_eq!((req.vote, req.decode_bias, req.decode_refit), (cell.vote, cell.decode_bias, cell.decode_refit), "{argv:?}");
         }
     }
 

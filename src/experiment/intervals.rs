@@ -151,6 +151,7 @@ fn paper_selection(e: &Experiment, c: &Cell) -> bool {
         && close(*static_share, e.defaults.static_share.0)
         && c.vote == Vote::default()
         && !c.decode_bias
+        && c.decode_refit.is_none()
         && c.compute.is_none_or(|(_, alpha)| close(alpha, e.defaults.token_share.0))
 }
 

@@ -12,6 +12,18 @@ pub fn encode_floats(values: &[f32], ty: GgmlType) -> Option<Vec<u8>> {
     })
 }
 
+/// Adds `delta` element by element to F32, F16 or BF16 data (`None` for other
+/// types or a length that does not match).
+pub fn add_floats(bytes: &mut [u8], ty: GgmlType, delta: &[f32]) -> Option<()> {
+    let mut v = decode_floats(bytes, ty)?;
+    if v.len() != delta.len() {
+        return None;
+    }
+    v.iter_mut().zip(delta).for_each(|(v, d)| *v += d);
+    bytes.copy_from_slice(&encode_floats(&v, ty)?);
+    Some(())
+}
+
 /// Decodes an F32, F16 or BF16 tensor to f32 values.
 pub fn decode_floats(bytes: &[u8], ty: GgmlType) -> Option<Vec<f32>> {
     Some(match ty {

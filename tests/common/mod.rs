@@ -142,3 +142,49 @@ pub fn translate_profile(dir: &Path, arch: SynthArch) -> (PathBuf, PathBuf, Path
     selectinfer::profile::ranking::merge_dir(&profile).unwrap();
     (model, profile, data)
 }
+
+/// A slice of the translate profile's model with load 0.6, static 0.2 over layers
+/// 0..2 and the extra `slice` arguments, written to `dir/name`.
+pub fn translate_slice(dir: &Path, model: &Path, profile: &Path, name: &str, extra: &[&str]) -> PathBuf {
+    let out = dir.join(name);
+    let mut args = vec!["slice", "-m", model.to_str().unwrap(), "--profile", profile.to_str().unwrap(), "--task", "translate"];
+    args.extend(["--load", "0.6", "--static", "0.2", "--layers", "0..2", "-o", out.to_str().unwrap()]);
+    args.extend(extra);
+    let o = selectinfer(&args);
+    assert!(o.status.success(), "{}", text(&o).1);
+    out
+}
+
+/// The file's sha256, in hex.
+pub fn sha256_of(path: &Path) -> String {
+    use sha2::Digest;
+    format!("{:x}", sha2::Sha256::digest(std::fs::read(path).unwrap()))
+}
+
+/// Layer `l`'s `ffn_down` bias as llama.cpp holds it in host memory.
+pub fn down_bias_in_memory(model: &Model, l: usize) -> Vec<f32> {
+    model.host_tensor_bytes(&format!("blk.{l}.ffn_down.bias")).unwrap().chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect()
+}
+
+/// Every activation row entering ffn_down during the prompt's prefill by a plain
+/// session of `model`, per layer, rows of the layer's width one after another.
+pub fn prompt_ffn_rows(model: &Model, prompt: &str) -> Vec<Vec<f32>> {
+    struct Rows(std::sync::Arc<std::sync::Mutex<Vec<Vec<f32>>>>, String);
+    impl TensorObserver for Rows {
+        fn wants(&mut self, name: &str) -> bool {
+            name.starts_with(&self.1)
+        }
+        fn observe(&mut self, t: selectinfer::engine::ObservedTensor<'_>) {
+            let l: usize = t.name[self.1.len()..].parse().unwrap();
+            self.0.lock().unwrap()[l].extend_from_slice(t.data);
+        }
+    }
+    let info = ModelInfo::from_gguf(model.gguf()).unwrap();
+    let rows = std::sync::Arc::new(std::sync::Mutex::new(vec![Vec::new(); info.n_layer]));
+    let prefix = format!("{}-", info.ffn_activation.unwrap().node_name());
+    let mut s = Session::new(model, SessionOptions { n_ctx: 128, n_batch: 64, threads: 2, observer: Some(Box::new(Rows(rows.clone(), prefix))) }).unwrap();
+    s.decode(&model.tokenize(prompt, true, false), false).unwrap();
+    drop(s);
+    let r = rows.lock().unwrap().clone();
+    r
+}

@@ -140,6 +140,9 @@ struct RawMethodSpec {
     /// Decode shifts the ffn_down biases by each prompt's skipped neurons' mean
     /// contribution (`--decode-bias`), for computing methods.
     decode_bias: Option<bool>,
+    /// Decode refits the computed ffn_down columns and bias to each prompt's loaded
+    /// output with this ridge (`--decode-refit`), for computing methods.
+    decode_refit: Option<f64>,
     /// The file profile slices are cut from (`f16`, `q8_0`, `q4_k_m`; default f16).
     base: Option<SliceBase>,
     /// How profile slices store `ffn_down` (`slice --down-layout`; default columns).
@@ -195,6 +198,17 @@ impl TryFrom<RawMethodSpec> for MethodSpec {
         }
         if r.decode_bias.is_some() && !r.method.computes() {
             return refuse("decode_bias");
+        }
+        if r.decode_refit.is_some() && !r.method.computes() {
+            return refuse("decode_refit");
+        }
+        if let Some(ridge) = r.decode_refit {
+            if !(ridge > 0.0 && ridge.is_finite()) {
+                return Err(format!("decode_refit (the ridge) must be a positive number, got {ridge}"));
+            }
+            if r.decode_bias == Some(true) {
+                return Err("decode_refit already shifts the bias: it takes no decode_bias".into());
+            }
         }
         if r.layers.is_some() && !(r.method.slices() || r.method.computes()) {
             return refuse("layers");
@@ -291,6 +305,8 @@ pub struct Cell {
     pub vote: crate::compute::Vote,
     /// Decode shifts the ffn_down biases (`--decode-bias`).
     pub decode_bias: bool,
+    /// Decode refits the computed columns and bias with this ridge (`--decode-refit`).
+    pub decode_refit: Option<f64>,
 }
 
 impl Experiment {
@@ -411,6 +427,7 @@ impl Experiment {
             speed_only: r.speed_only,
             vote: if compute.is_some() { r.vote.unwrap_or_default() } else { crate::compute::Vote::Abs },
             decode_bias: compute.is_some() && r.decode_bias.unwrap_or(false),
+            decode_refit: r.decode_refit.filter(|_| compute.is_some()),
         }
     }
 }

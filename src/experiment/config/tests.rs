@@ -88,3 +88,20 @@ fn computed_refit_slices_are_fitted_for_their_cells_computation() {
     let e = err(&GOOD.replace("    compute: [0.3, 0.4]\n", "    compute: [0.3, 0.4]\n    fit_decode_share: 1.0\n"));
     assert!(e.contains("takes no fit_decode_share"), "{e}");
 }
+
+#[test]
+fn decode_refit_cells_carry_their_ridge_and_refuse_what_does_not_fit() {
+    let e = Experiment::parse(&GOOD.replace("    compute: [0.3, 0.4]\n", "    compute: [0.3, 0.4]\n    decode_refit: 2.5\n")).unwrap();
+    let cells = e.cells();
+    assert!(cells.iter().filter(|c| c.compute.is_some()).all(|c| c.decode_refit == Some(2.5) && !c.decode_bias));
+    assert!(cells.iter().filter(|c| c.compute.is_none()).all(|c| c.decode_refit.is_none()));
+    for (extra, why) in [
+        ("    decode_refit: 0\n", "must be a positive number"),
+        ("    decode_refit: 1.0\n    decode_bias: true\n", "takes no decode_bias"),
+    ] {
+        let e = err(&GOOD.replace("    compute: [0.3, 0.4]\n", &format!("    compute: [0.3, 0.4]\n{extra}")));
+        assert!(e.contains(why), "{extra}: {e}");
+    }
+    let e = err(&GOOD.replace("  - method: reference\n", "  - method: reference\n    decode_refit: 1.0\n"));
+    assert!(e.contains("takes no decode_refit"), "{e}");
+}
