@@ -153,6 +153,22 @@ pub fn votes_per_token(alpha: f64, n_loaded: usize) -> usize {
     ((alpha * n_loaded as f64).ceil() as usize).max(1)
 }
 
+/// How decode ran beyond the paper's (|a| vote, no decode-side compensation), as
+/// the parts of a row's `variant`: `vote=signed`, `decode_bias`, `decode_refit=RIDGE`.
+pub fn decode_labels(vote: Vote, decode_bias: bool, decode_refit: Option<f64>) -> Vec<String> {
+    let mut parts = Vec::new();
+    if vote == Vote::Signed {
+        parts.push("vote=signed".into());
+    }
+    if decode_bias {
+        parts.push("decode_bias".into());
+    }
+    if let Some(ridge) = decode_refit {
+        parts.push(format!("decode_refit={ridge}"));
+    }
+    parts
+}
+
 /// What one prompt's selection cost and chose.
 #[derive(Debug, Clone, Default, serde::Serialize)]
 pub struct SelectionStats {
@@ -282,16 +298,23 @@ impl<'m> SelectiveSession<'m> {
     /// layer (a slice made with `--compensate`).
     pub fn set_decode_bias(&mut self, on: bool) -> anyhow::Result<()> {
         if on {
-            let model = self.session.model();
-            ensure!(!ffn_down_neuron_major(model.gguf()), "--decode-bias reads ffn_down in llama.cpp's layout; {} is neuron-major", model.path().display());
-            let n_embd = ModelInfo::from_gguf(model.gguf())?.n_embd as usize;
-            for (l, _) in self.plan.layers.iter().enumerate().filter(|(_, lp)| lp.is_some()) {
-                model.ffn_down_bias_in_host(l, n_embd).map_err(|why| {
-                    anyhow::anyhow!("--decode-bias shifts each sparsified layer's ffn_down bias, and layer {l} has none to shift ({why}); slice with --compensate mean or refit")
-                })?;
-            }
+            self.require_down_bias("--decode-bias")?;
         }
         self.decode_bias = on;
+        Ok(())
+    }
+
+    /// What `option` (`--decode-bias`, `--decode-refit`) needs: `ffn_down` in
+    /// llama.cpp's layout and an F32 down bias in host memory in every sparsified layer.
+    fn require_down_bias(&self, option: &str) -> anyhow::Result<()> {
+        let model = self.session.model();
+        ensure!(!ffn_down_neuron_major(model.gguf()), "{option} reads ffn_down in llama.cpp's layout; {} is neuron-major", model.path().display());
+        let n_embd = ModelInfo::from_gguf(model.gguf())?.n_embd as usize;
+        for (l, _) in self.plan.layers.iter().enumerate().filter(|(_, lp)| lp.is_some()) {
+            model.ffn_down_bias_in_host(l, n_embd).map_err(|why| {
+                anyhow::anyhow!("{option} shifts each sparsified layer's ffn_down bias, and layer {l} has none to shift ({why}); slice with --compensate mean or refit")
+            })?;
+        }
         Ok(())
     }
 
@@ -304,9 +327,7 @@ impl<'m> SelectiveSession<'m> {
     pub fn set_decode_refit(&mut self, ridge: Option<f64>) -> anyhow::Result<()> {
         if let Some(r) = ridge {
             ensure!(r > 0.0 && r.is_finite(), "--decode-refit's ridge must be a positive number, got {r}");
-            let keep = self.decode_bias;
-            self.set_decode_bias(true).map_err(|e| anyhow::anyhow!("{}", format!("{e:#}").replace("--decode-bias", "--decode-refit")))?;
-            self.decode_bias = keep;
+            self.require_down_bias("--decode-refit")?;
         }
         self.decode_refit = ridge;
         Ok(())

@@ -256,7 +256,8 @@ mod tests {
 }
 
 /// The selection variant a row measured, beyond the paper's (empty for the
-/// paper's): the slice's importance, budget and compensation, and `vote=signed`.
+/// paper's): the slice's importance, budget and compensation, and how decode ran
+/// ([`crate::compute::decode_labels`]).
 pub fn variant_label(meta: Option<&crate::select::SliceMeta>, g: &crate::gguf::GgufFile, compute: Option<(crate::compute::Vote, bool, Option<f64>)>) -> String {
     let mut parts: Vec<String> = meta.map(|m| m.variant.label()).filter(|l| !l.is_empty()).into_iter().collect();
     if let Some(m) = meta {
@@ -264,15 +265,7 @@ pub fn variant_label(meta: Option<&crate::select::SliceMeta>, g: &crate::gguf::G
         parts.extend(crate::select::rewrite::source_labels(crate::select::rewrite::quantized_base(g), m.down_layout));
     }
     if let Some((vote, decode_bias, decode_refit)) = compute {
-        if vote == crate::compute::Vote::Signed {
-            parts.push("vote=signed".into());
-        }
-        if decode_bias {
-            parts.push("decode_bias".into());
-        }
-        if let Some(ridge) = decode_refit {
-            parts.push(format!("decode_refit={ridge}"));
-        }
+        parts.extend(crate::compute::decode_labels(vote, decode_bias, decode_refit));
     }
     parts.join(",")
 }

@@ -223,14 +223,8 @@ fn cell_variant(cell: &Cell) -> String {
         }
         _ => Vec::new(),
     };
-    if cell.compute.is_some() && cell.vote == crate::compute::Vote::Signed {
-        parts.push("vote=signed".into());
-    }
-    if cell.compute.is_some() && cell.decode_bias {
-        parts.push("decode_bias".into());
-    }
-    if let Some(ridge) = cell.decode_refit {
-        parts.push(format!("decode_refit={ridge}"));
+    if cell.compute.is_some() {
+        parts.extend(crate::compute::decode_labels(cell.vote, cell.decode_bias, cell.decode_refit));
     }
     parts.join(",")
 }
