@@ -99,16 +99,9 @@ pub fn prompt_refit(w: &[f32], n_embd: usize, n_loaded: usize, rows: &[f32], set
     Ok(PromptRefit { columns: d, bias })
 }
 
+/// The profiler's vectorized dot product, its lanes summed in f64.
 fn dot(a: &[f32], b: &[f32]) -> f64 {
-    // Eight f32 lanes, summed in f64 at the end: vectorizes, and T x k sums stay exact enough.
-    let mut acc = [0f32; 8];
-    let (ac, bc) = (a.chunks_exact(8), b.chunks_exact(8));
-    let tail: f32 = ac.remainder().iter().zip(bc.remainder()).map(|(x, y)| x * y).sum();
-    for (x, y) in ac.zip(bc) {
-        for i in 0..8 {
-            acc[i] += x[i] * y[i];
-        }
-    }
+    let (acc, tail) = crate::profile::moments::dot_lanes(a, b);
     acc.iter().map(|&v| f64::from(v)).sum::<f64>() + f64::from(tail)
 }
 
