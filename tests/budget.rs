@@ -21,7 +21,7 @@ const BUDGET: u64 = 300 << 20;
 fn chat_in(wrap: &str, f16: &Path, cache: &Path) -> (bool, String) {
     let profile = common::repo_root().join("profiles/SmolLM2-135M-Instruct.F16");
     let cmd = format!(
-        "{wrap}exec {} chat -m {} --profile {} --task qa --mem-budget {BUDGET} --ctx 512 --compute 0.4 --cache-dir {} -n 8 -t 2",
+        "{wrap}exec {} chat -m {} --profile {} --task qa --compensate none --mem-budget {BUDGET} --ctx 512 --compute 0.4 --cache-dir {} -n 8 -t 2",
         env!("CARGO_BIN_EXE_selectinfer"),
         f16.display(),
         profile.display(),

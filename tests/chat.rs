@@ -64,7 +64,7 @@ fn memory_budget_picks_a_load_share_that_fits() {
     let cache = dir.path().join("slices");
     let profile = common::repo_root().join("profiles/SmolLM2-135M-Instruct.F16");
     let args = [
-        "-m", f16.to_str().unwrap(), "--profile", profile.to_str().unwrap(), "--task", "qa", "--static", "0.1", "--layers", "0..30",
+        "-m", f16.to_str().unwrap(), "--profile", profile.to_str().unwrap(), "--task", "qa", "--static", "0.1", "--layers", "0..30", "--compensate", "none",
         "--ctx", "256", "--cache-dir", cache.to_str().unwrap(), "-n", "8", "-t", "2",
     ];
     let budget_s = budget.to_string();
@@ -143,7 +143,7 @@ fn task_switch_reslices_from_the_profile() {
     let cache = dir.path().join("slices");
     let profile = common::repo_root().join("profiles/SmolLM2-135M-Instruct.F16");
     let args = [
-        "-m", f16.to_str().unwrap(), "--profile", profile.to_str().unwrap(), "--task", "qa", "--load", "0.7", "--cache-dir",
+        "-m", f16.to_str().unwrap(), "--profile", profile.to_str().unwrap(), "--task", "qa", "--load", "0.7", "--compensate", "none", "--cache-dir",
         cache.to_str().unwrap(), "-n", "8", "-t", "2",
     ];
     let (ok, out, err) = chat(&args, "Hello\n/task translate\nGuten Morgen\n");

@@ -188,7 +188,7 @@ fn decode_refit_installs_the_prompts_fit_for_decode_only() {
 
         // Refused: a slice without a down bias, and together with --decode-bias.
         common::assert_clean_failure(&["generate", "-m", no_bias.to_str().unwrap(), "-p", "the word", "-n", "2", "--compute", "0.4", "--decode-refit", "1"], "has none to shift");
-        common::assert_clean_failure(&["generate", "-m", path.to_str().unwrap(), "-p", "the word", "-n", "2", "--compute", "0.4", "--decode-refit", "0"], "ridge must be");
+        common::assert_clean_failure(&["generate", "-m", path.to_str().unwrap(), "-p", "the word", "-n", "2", "--compute", "0.4", "--decode-refit", "0"], "not a ridge above 0");
         let o = common::selectinfer(&["generate", "-m", path.to_str().unwrap(), "-p", "the word", "-n", "2", "--compute", "0.4", "--decode-refit", "1", "--decode-bias"]);
         assert_eq!(o.status.code(), Some(2), "clap refuses the pair: {}", common::text(&o).1);
     }

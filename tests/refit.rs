@@ -70,11 +70,18 @@ fn moments_and_refit_equal_an_independent_computation() {
         ]);
         assert!(o.status.success(), "{}", common::text(&o).1);
     };
-    // Without the moments, a clean error naming the command that makes them.
+    // Without the moments, slice measures them first, as `profile moments` would (the
+    // task's bundled profiling text, the model being sliced), says so, and slices.
     let refit_path = dir.path().join("refit.gguf");
-    let args = ["slice", "-m", m, "--profile", p, "--task", "translate", "--load", "0.6", "--compensate", "refit", "-o", refit_path.to_str().unwrap()];
-    common::assert_clean_failure(&args, "selectinfer profile moments");
-    assert!(!refit_path.exists());
+    let args = ["slice", "-m", m, "--profile", p, "--task", "translate", "--load", "0.6", "--compensate", "refit", "-t", "2", "-o", refit_path.to_str().unwrap()];
+    let o = common::selectinfer(&args);
+    assert!(o.status.success() && refit_path.exists(), "{}", common::text(&o).1);
+    assert!(common::text(&o).1.contains("measuring the translate activation moments"), "{}", common::text(&o).1);
+    let first_use = std::fs::read(moments_path(&profile, Task::Translate)).unwrap();
+    std::fs::remove_file(moments_path(&profile, Task::Translate)).unwrap();
+    let o = common::selectinfer(&["profile", "moments", "-m", m, "--task", "translate", "-t", "2", p]);
+    assert!(o.status.success(), "{}", common::text(&o).1);
+    assert!(std::fs::read(moments_path(&profile, Task::Translate)).unwrap() == first_use, "first-use moments differ from `profile moments`'");
 
     let out = common::selectinfer(&["profile", "moments", "-m", m, "--task", "translate", "--data", d, "--ctx", "64", "--chunks", "3", p]);
     assert!(out.status.success(), "{}", common::text(&out).1);

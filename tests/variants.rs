@@ -510,7 +510,7 @@ fn output_budget_spends_the_same_bytes_by_measured_cost() {
     let (m, p, d) = (model.to_str().unwrap(), pdir.to_str().unwrap(), data.to_str().unwrap());
     let sliced = dir.path().join("o.gguf");
     let o = sliced.to_str().unwrap();
-    let slice_args = ["slice", "-m", m, "--profile", p, "--task", "translate", "--load", "0.6", "--static", "0.2", "--layers", "0..2", "--budget", "output", "--budget-floor", "0.3", "-o", o];
+    let slice_args = ["slice", "-m", m, "--profile", p, "--task", "translate", "--load", "0.6", "--static", "0.2", "--layers", "0..2", "--budget", "output", "--budget-floor", "0.3", "--compensate", "none", "-o", o];
     // Without the measurement, a clear error that names the command.
     common::assert_clean_failure(&slice_args, "selectinfer profile sensitivity");
     assert!(!sliced.exists());

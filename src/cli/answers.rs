@@ -69,7 +69,7 @@ pub fn run(a: &PerplexityArgs) -> anyhow::Result<()> {
     let mut s = SelectiveSession::new(&model, plan, SessionOptions { n_ctx, n_batch: n_ctx, threads, observer: None })?;
     s.set_vote(a.compute.vote);
     s.set_decode_bias(a.compute.decode_bias)?;
-    s.set_decode_refit(a.compute.decode_refit)?;
+    s.set_decode_refit(a.compute.decode_refit(model.gguf()))?;
     let nlls = answer_nlls(&mut s, &eval, shots)?;
     let iv = answer_perplexity(&nlls);
     if let Some(p) = &a.per_example {
@@ -92,7 +92,7 @@ pub fn run(a: &PerplexityArgs) -> anyhow::Result<()> {
             timestamp: crate::output::utc_timestamp(),
             git_commit: crate::output::git_commit(),
             model: name(&a.model),
-            variant: variant_label(meta.as_ref(), model.gguf(), a.compute.compute.map(|_| (a.compute.vote, a.compute.decode_bias, a.compute.decode_refit))),
+            variant: variant_label(meta.as_ref(), model.gguf(), a.compute.compute.map(|_| (a.compute.vote, a.compute.decode_bias, a.compute.decode_refit(model.gguf())))),
             task: task.name().into(),
             data: name(&data),
             examples: nlls.len(),

@@ -18,7 +18,8 @@ use crate::memory::{trim_heap, MemorySnapshot};
 use crate::model::ModelInfo;
 use crate::output::format_bytes;
 use crate::select::budget::choose_load;
-use crate::select::{slice_model, SliceMeta, SliceRequest, SliceSource};
+use crate::select::variant::Compensation;
+use crate::select::{slice_model_with, SliceMeta, SliceRequest, SliceSource};
 use crate::tasks::Task;
 
 /// Arguments of `chat`.
@@ -56,6 +57,12 @@ pub struct ChatArgs {
     /// with no copy that the memory budget would have to hold.
     #[arg(long, value_enum, default_value_t = if cfg!(feature = "cuda") { crate::select::DownLayout::Columns } else { crate::select::DownLayout::Neurons })]
     pub down_layout: crate::select::DownLayout,
+    /// Compensation of the neurons slices made by chat drop (see `slice
+    /// --compensate`). Default: refit on llama and gemma3 models when the task's
+    /// moments are in the profile (`profile moments`, measured beforehand, as the
+    /// profile is), none otherwise (with a note). An explicit refit measures them.
+    #[arg(long = "compensate", value_enum)]
+    pub compensation: Option<Compensation>,
     /// Where slices made by chat are cached.
     #[arg(long, default_value = "models/slices")]
     pub cache_dir: PathBuf,
@@ -227,6 +234,10 @@ fn resolve_model(a: &ChatArgs, task: Option<Task>, overhead: u64) -> anyhow::Res
     let (Some(profile), Some(task)) = (&a.profile, task) else {
         bail!("loading {load} of the neurons needs --profile DIR and --task TASK to choose them");
     };
+    let compensation = match a.compensation {
+        Some(c) => c,
+        None => default_compensation(&g, &info, profile, task),
+    };
     std::fs::create_dir_all(&a.cache_dir).with_context(|| format!("creating {}", a.cache_dir.display()))?;
     // The key covers everything the slice depends on: the model, both rankings
     // the selection reads (base and secondary), and the settings.
@@ -235,7 +246,7 @@ fn resolve_model(a: &ChatArgs, task: Option<Task>, overhead: u64) -> anyhow::Res
         .with_context(|| format!("reading the {task} and model rankings in {}", profile.display()))?;
     let key = crate::util::hash::sha256_hex(
         format!(
-            "{}|{}|{}|{}|{}|{:?}{}",
+            "{}|{}|{}|{}|{}|{:?}{}{}",
             model_sha,
             profile_sha,
             task,
@@ -243,7 +254,9 @@ fn resolve_model(a: &ChatArgs, task: Option<Task>, overhead: u64) -> anyhow::Res
             a.static_share,
             range,
             // Column slices keep the key they always had (existing caches stay valid).
-            if a.down_layout == crate::select::DownLayout::Neurons { "|neurons" } else { "" }
+            if a.down_layout == crate::select::DownLayout::Neurons { "|neurons" } else { "" },
+            // So do slices without compensation (the paper's selection).
+            if compensation == Compensation::None { String::new() } else { format!("|compensate={}", compensation.name()) }
         )
         .as_bytes(),
     );
@@ -253,7 +266,9 @@ fn resolve_model(a: &ChatArgs, task: Option<Task>, overhead: u64) -> anyhow::Res
         eprintln!("chat: reusing {}", out.display());
     } else {
         eprintln!("chat: slicing {} at load {load} (base task {task}) -> {}", a.model.display(), out.display());
-        slice_model(&SliceRequest {
+        let variant = crate::select::variant::SliceVariant { compensation, ..Default::default() };
+        let fit = crate::eval::chain::FitText { threads: a.sampling.threads(), ..Default::default() };
+        slice_model_with(&SliceRequest {
             model: a.model.clone(),
             output: out.clone(),
             source: SliceSource::Profile { dir: profile.clone(), task },
@@ -263,12 +278,34 @@ fn resolve_model(a: &ChatArgs, task: Option<Task>, overhead: u64) -> anyhow::Res
             verify: true,
             source_sha256: Some(model_sha),
             down_layout: a.down_layout,
-        })?;
+        }, &variant, &fit)?;
     }
     // Slicing read whole tensors into memory; hand the freed heap back to the
     // system so that it does not count against the budget (glibc keeps it).
     trim_heap();
     Ok(out)
+}
+
+/// The compensation of chat's own slices when none is asked for: `slice`'s default,
+/// the refit, where its moments were measured beforehand (`profile moments`, like
+/// the profile itself: measuring them loads the whole model, which a memory budget
+/// may not hold); the paper's selection otherwise, with a note naming the command.
+fn default_compensation(g: &crate::gguf::GgufFile, info: &ModelInfo, profile: &std::path::Path, task: Task) -> Compensation {
+    match crate::select::variant::default_compensation(g, info, true) {
+        Ok(Compensation::Refit) if !crate::profile::moments::moments_path(profile, task).exists() => {
+            eprintln!(
+                "chat: no compensation: the refit needs the {task} moments (selectinfer profile moments -m {} --task {task} {})",
+                g.path.display(),
+                profile.display()
+            );
+            Compensation::None
+        }
+        Ok(c) => c,
+        Err(why) => {
+            eprintln!("chat: no compensation ({why})");
+            Compensation::None
+        }
+    }
 }
 
 fn chat_with(a: &ChatArgs, model: &Model, messages: &mut Vec<(String, String)>) -> anyhow::Result<Next> {
@@ -278,7 +315,7 @@ fn chat_with(a: &ChatArgs, model: &Model, messages: &mut Vec<(String, String)>) 
     let mut s = SelectiveSession::new(model, plan, SessionOptions { n_ctx: a.sampling.ctx, threads, ..Default::default() })?;
     s.set_vote(a.compute.vote);
     s.set_decode_bias(a.compute.decode_bias)?;
-    s.set_decode_refit(a.compute.decode_refit)?;
+    s.set_decode_refit(a.compute.decode_refit(model.gguf()))?;
     let interactive = std::io::stdin().is_terminal();
     let mut history: Vec<Token> = Vec::new();
     let mut last: Option<(GenerateStats, f64)> = None;

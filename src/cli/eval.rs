@@ -60,9 +60,16 @@ pub struct EvalArgs {
 }
 
 impl EvalArgs {
-    /// The evaluation these arguments ask for.
-    pub fn request(&self) -> EvalRequest {
-        EvalRequest {
+    /// The evaluation these arguments ask for (the default `--decode-refit` reads the
+    /// model file's slice metadata).
+    pub fn request(&self) -> anyhow::Result<EvalRequest> {
+        let decode_refit = if self.compute.decode_refit.is_none() && self.compute.compute.is_some() && !self.compute.decode_bias {
+            let g = crate::gguf::GgufFile::read(&self.model).with_context(|| format!("cannot evaluate {}", self.model.display()))?;
+            self.compute.decode_refit(&g)
+        } else {
+            self.compute.decode_refit_on(false)
+        };
+        Ok(EvalRequest {
             model: self.model.clone(),
             task: self.task,
             data: self.data.clone().unwrap_or_else(|| PathBuf::from(self.task.bundled_data())),
@@ -76,8 +83,8 @@ impl EvalArgs {
             speed_only: self.speed_only,
             vote: self.compute.vote,
             decode_bias: self.compute.decode_bias,
-            decode_refit: self.compute.decode_refit,
-        }
+            decode_refit,
+        })
     }
 }
 
@@ -87,7 +94,7 @@ pub fn run(a: EvalArgs) -> anyhow::Result<()> {
     if let Some(path) = &a.outputs {
         crate::fsutil::check_output_target(path)?;
     }
-    let outcome = run_eval(&a.request())?;
+    let outcome = run_eval(&a.request()?)?;
     let staged = match &a.outputs {
         Some(path) => {
             let lines: Vec<String> = outcome

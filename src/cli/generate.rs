@@ -85,11 +85,12 @@ pub struct ComputeArgs {
     /// After each prompt's prefill, refit every sparsified layer's computed ffn_down
     /// columns and its bias so that decode's output follows the loaded FFN's over the
     /// prompt's own tokens (ridge regression; RIDGE scales the penalty on the change,
-    /// in units of a computed neuron's summed a^2; large RIDGE = --decode-bias). Decode
-    /// then uses gathered copies of the computed neurons. Needs a slice made with
-    /// --compensate mean or refit.
-    #[arg(long, value_name = "RIDGE", conflicts_with = "decode_bias")]
-    pub decode_refit: Option<f64>,
+    /// in units of a computed neuron's summed a^2; large RIDGE = --decode-bias), or
+    /// `off`. Needs a slice with an ffn_down bias (--compensate mean or refit).
+    /// Default: 1 with --compute on a column-major slice made with --compensate refit
+    /// (slice's default), off otherwise and with --decode-bias.
+    #[arg(long, value_name = "RIDGE|off", conflicts_with = "decode_bias", value_parser = super::opts::parse_decode_refit)]
+    pub decode_refit: Option<super::opts::DecodeRefitArg>,
     /// Ignore the file's static neurons: dynamic only (CoreInfer).
     #[arg(long)]
     pub no_static: bool,
@@ -100,6 +101,35 @@ pub struct ComputeArgs {
 }
 
 impl ComputeArgs {
+    /// The per-prompt refit's ridge on the file `g` (`None`: no refit): the flag's,
+    /// or by default [`crate::compute::refit::DEFAULT_RIDGE`] when decode computes
+    /// selectively on a slice made with `--compensate refit` and `--decode-bias` is
+    /// not given (the combination measured to keep the most of every task's score,
+    /// docs/selection.md).
+    pub fn decode_refit(&self, g: &crate::gguf::GgufFile) -> Option<f64> {
+        self.decode_refit_when(g, self.compute.is_some())
+    }
+
+    /// [`Self::decode_refit`] where whether decode computes selectively is given
+    /// (`bench` runs several phi in one call).
+    pub fn decode_refit_when(&self, g: &crate::gguf::GgufFile, selective: bool) -> Option<f64> {
+        let refit = crate::select::variant::SliceVariant::from_gguf(g).compensation == crate::select::variant::Compensation::Refit;
+        // The refit changes ffn_down's columns, which a neuron-major file does not hold.
+        let columns = crate::select::SliceMeta::from_gguf(g).ok().flatten().is_some_and(|m| m.down_layout == crate::select::DownLayout::Columns);
+        self.decode_refit_on(selective && refit && columns)
+    }
+
+    /// [`Self::decode_refit`] where decode computes selectively on a refit slice
+    /// (`refit_slice`) or does not.
+    pub fn decode_refit_on(&self, refit_slice: bool) -> Option<f64> {
+        use super::opts::DecodeRefitArg;
+        match self.decode_refit {
+            Some(DecodeRefitArg::Off) => None,
+            Some(DecodeRefitArg::Ridge(r)) => Some(r),
+            None => (!self.decode_bias && refit_slice).then_some(crate::compute::refit::DEFAULT_RIDGE),
+        }
+    }
+
     /// The compute options for phi = `compute`.
     pub fn options(&self, compute: f64) -> crate::compute::ComputeOptions {
         crate::compute::ComputeOptions {
@@ -171,7 +201,7 @@ pub fn run(args: GenerateArgs) -> anyhow::Result<()> {
             let mut s = SelectiveSession::new(&model, plan, session_opts)?;
             s.set_vote(args.compute.vote);
             s.set_decode_bias(args.compute.decode_bias)?;
-            s.set_decode_refit(args.compute.decode_refit)?;
+            s.set_decode_refit(args.compute.decode_refit(model.gguf()))?;
             let (_, stats, sel) = s.generate(&tokens, &opts, on_text)?;
             (stats, Some(sel))
         }

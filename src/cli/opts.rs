@@ -63,6 +63,26 @@ pub fn parse_share(s: &str) -> Result<f64, String> {
     }
 }
 
+/// `--decode-refit`: `off`, or the ridge, a finite number above 0.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum DecodeRefitArg {
+    /// No per-prompt refit.
+    Off,
+    /// The per-prompt refit with this ridge.
+    Ridge(f64),
+}
+
+/// Parses `--decode-refit`'s value.
+pub fn parse_decode_refit(s: &str) -> Result<DecodeRefitArg, String> {
+    if s == "off" {
+        return Ok(DecodeRefitArg::Off);
+    }
+    match parse_f64(s)? {
+        v if v > 0.0 => Ok(DecodeRefitArg::Ridge(v)),
+        _ => Err(format!("{s} is not a ridge above 0 (or `off`)")),
+    }
+}
+
 /// `--static` (delta) and `--fit-decode-share`: a finite number in [0, 1]; that delta is at most `--load`
 /// is checked where both are known.
 pub fn parse_static_share(s: &str) -> Result<f64, String> {

@@ -105,10 +105,10 @@ pub struct MomentsArgs {
     #[arg(long)]
     pub data: Option<PathBuf>,
     /// Chunk length in tokens.
-    #[arg(long, default_value_t = 512, value_parser = super::opts::parse_ctx)]
+    #[arg(long, default_value_t = crate::eval::moments::MOMENTS_CTX as u32, value_parser = super::opts::parse_ctx)]
     pub ctx: u32,
     /// Most chunks (every token of each is summed).
-    #[arg(long, default_value_t = 16, value_parser = super::opts::parse_count)]
+    #[arg(long, default_value_t = crate::eval::moments::MOMENTS_CHUNKS, value_parser = super::opts::parse_count)]
     pub chunks: usize,
     #[command(flatten)]
     pub threads: super::opts::ThreadsArg,
@@ -255,21 +255,15 @@ fn task_files(data: Option<PathBuf>, task: Task) -> Vec<PathBuf> {
 }
 
 fn moments(a: MomentsArgs) -> anyhow::Result<()> {
-    use crate::profile::moments::{moments_path, write_moments};
     anyhow::ensure!(a.dir.is_dir(), "profile directory {} does not exist", a.dir.display());
-    let out = moments_path(&a.dir, a.task);
-    let req = crate::eval::moments::MomentsRequest {
-        model: a.model,
-        task: a.task,
-        data: task_files(a.data, a.task),
-        ctx: a.ctx as usize,
-        chunks: a.chunks,
-        threads: a.threads.get(),
-    };
-    let (header, layers) = crate::eval::moments::measure_moments(&req)?;
-    write_moments(&out, &header, &layers)?;
-    eprintln!("profile moments: {} tokens in {} chunks -> {}", header.tokens[0], header.chunks, out.display());
-    Ok(())
+    write_task_moments(&a.dir, a.model, a.task, task_files(a.data, a.task), a.ctx as usize, a.chunks, a.threads.get())
+}
+
+/// Measures the task's activation moments on `model` over `data` and writes
+/// DIR/moments/TASK.bin (under a temporary name, renamed when complete).
+fn write_task_moments(dir: &std::path::Path, model: PathBuf, task: Task, data: Vec<PathBuf>, ctx: usize, chunks: usize, threads: i32) -> anyhow::Result<()> {
+    let req = crate::eval::moments::MomentsRequest { model, task, data, ctx, chunks, threads };
+    crate::eval::moments::write_task_moments(dir, &req)
 }
 
 /// One row of the overlap report.

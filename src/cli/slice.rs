@@ -2,12 +2,12 @@
 
 use std::path::PathBuf;
 
-use anyhow::bail;
+use anyhow::{bail, Context};
 
 use crate::eval::chain::FitText;
 use crate::output::{format_bytes, Table};
 use crate::select::rewrite::parse_layer_range;
-use crate::select::variant::{Budget, Compensation, ComputedFit, Importance, Secondary, SliceVariant};
+use crate::select::variant::{default_compensation, Budget, Compensation, ComputedFit, Importance, Secondary, SliceVariant};
 use crate::select::{slice_model_with, DownLayout, SliceRequest, SliceSource};
 use crate::tasks::Task;
 
@@ -74,9 +74,12 @@ pub struct SliceArgs {
     /// refit-computed: the refit for the selective computation decode runs (--fit-compute,
     /// --fit-token-share, --fit-decode-share; runs the --fit-data text once). llama
     /// and gemma3 only: the builders that load an optional down bias, gemma3's with
-    /// patch 0009.
-    #[arg(long = "compensate", value_enum, default_value_t = Compensation::None)]
-    pub compensation: Compensation,
+    /// patch 0009. Default: refit for a profile slice of a llama or gemma3 model
+    /// without down biases of its own (the task's moments are measured on first use,
+    /// as `profile moments` would), none elsewhere and for --random. `none` is the
+    /// paper's selection.
+    #[arg(long = "compensate", value_enum)]
+    pub compensation: Option<Compensation>,
     /// Text of --compensate refit-chained and refit-computed: a JSON Lines task file whose profiling
     /// split is read (default: the task's bundled files, as `profile moments` reads).
     #[arg(long)]
@@ -136,8 +139,19 @@ pub fn run(a: SliceArgs) -> anyhow::Result<()> {
         source_sha256: None,
         down_layout: a.down_layout,
     };
+    let compensation = match a.compensation {
+        Some(c) => c,
+        None => {
+            let src = crate::gguf::GgufFile::read(&req.model).with_context(|| format!("cannot slice {}", req.model.display()))?;
+            let info = crate::model::ModelInfo::from_gguf(&src)?;
+            default_compensation(&src, &info, !a.random).unwrap_or_else(|why| {
+                eprintln!("slice: no compensation ({why})");
+                Compensation::None
+            })
+        }
+    };
     let computed_fit = ComputedFit { compute: a.fit_compute, token_share: a.fit_token_share, decode_share: a.fit_decode_share };
-    let variant = SliceVariant { importance: a.importance, budget: a.budget, budget_floor: a.budget_floor, compensation: a.compensation, secondary: a.secondary, computed_fit };
+    let variant = SliceVariant { importance: a.importance, budget: a.budget, budget_floor: a.budget_floor, compensation, secondary: a.secondary, computed_fit };
     if a.random && !variant.is_default() {
         bail!("--importance, --budget, --compensate and --secondary need a profile, not --random");
     }

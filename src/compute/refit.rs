@@ -17,6 +17,13 @@
 
 use anyhow::ensure;
 
+use crate::util::linalg::{cholesky_solve, matmul, View};
+
+/// `--decode-refit`'s ridge when decode computes selectively on a refit slice and
+/// the flag is not given (ridge 1 did best of 0.1 / 1 / 3 on qa answer perplexity,
+/// docs/selection.md).
+pub const DEFAULT_RIDGE: f64 = 1.0;
+
 /// One layer's refit: what decode adds to its computed `ffn_down` columns and bias.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PromptRefit {
@@ -48,46 +55,24 @@ pub fn prompt_refit(w: &[f32], n_embd: usize, n_loaded: usize, rows: &[f32], set
     let set_us: Vec<usize> = set.iter().map(|&p| p as usize).collect();
     let (xc, xs) = (centred(&set_us), centred(&skipped));
     let s = skipped.len();
-    // W_S (n_embd x s) and R = W_S X_S^T (n_embd x T), the skipped neurons' centred output.
+    // W_S (n_embd x s); R^T = X_S W_S^T (T x n_embd), the skipped neurons' centred output.
     let ws: Vec<f32> = (0..n_embd).flat_map(|e| skipped.iter().map(move |&p| w[e * n_loaded + p])).collect();
-    let mut r = vec![0f64; n_embd * t];
-    for e in 0..n_embd {
-        let we = &ws[e * s..(e + 1) * s];
-        for (tt, xt) in xs.chunks_exact(s).enumerate() {
-            r[e * t + tt] = dot(we, xt);
-        }
-    }
+    let mut rt = vec![0f32; t * n_embd];
+    matmul(View::row_major(&xs, t, s), View::row_major(&ws, n_embd, s).t(), &mut rt)?;
     // G = X_C X_C^T + lambda I (T x T).
-    let mut g = vec![0f64; t * t];
-    for i in 0..t {
-        for j in 0..=i {
-            let v = dot(&xc[i * k..(i + 1) * k], &xc[j * k..(j + 1) * k]);
-            g[i * t + j] = v;
-            g[j * t + i] = v;
-        }
-    }
+    let mut gram = vec![0f32; t * t];
+    matmul(View::row_major(&xc, t, k), View::row_major(&xc, t, k).t(), &mut gram)?;
+    let mut g: Vec<f64> = gram.iter().map(|&v| f64::from(v)).collect();
     let energy: f64 = (0..t).map(|i| g[i * t + i]).sum();
     let lambda = ridge * energy.max(f64::MIN_POSITIVE) / k.max(1) as f64;
     (0..t).for_each(|i| g[i * t + i] += lambda);
-    // P = R G^-1: solve G P^T = R^T (G symmetric), P^T is T x n_embd.
-    let mut pt = vec![0f64; t * n_embd];
-    for e in 0..n_embd {
-        for tt in 0..t {
-            pt[tt * n_embd + e] = r[e * t + tt];
-        }
-    }
-    crate::select::refit::cholesky_solve(&mut g, t, &mut pt, n_embd)?;
-    // D = P X_C (n_embd x k): D[e, :] = sum_t P[e, t] X_C[t, :].
-    // In f32 (the weights' own precision is F16 at best), e-major so each row is one
-    // vectorized axpy per token.
+    // P = R G^-1: solve G P^T = R^T (G symmetric) in f64, P^T is T x n_embd.
+    let mut pt: Vec<f64> = rt.iter().map(|&v| f64::from(v)).collect();
+    cholesky_solve(&mut g, t, &mut pt, n_embd)?;
+    // D = P X_C (n_embd x k), in f32 (the weights' own precision is F16 at best).
+    let pt: Vec<f32> = pt.iter().map(|&v| v as f32).collect();
     let mut d = vec![0f32; n_embd * k];
-    for e in 0..n_embd {
-        let de = &mut d[e * k..(e + 1) * k];
-        for tt in 0..t {
-            let p = pt[tt * n_embd + e] as f32;
-            de.iter_mut().zip(&xc[tt * k..(tt + 1) * k]).for_each(|(d, &x)| *d += p * x);
-        }
-    }
+    matmul(View::row_major(&pt, t, n_embd).t(), View::row_major(&xc, t, k), &mut d)?;
     // b' - b = W_S mu_S - D mu_C.
     let bias = (0..n_embd)
         .map(|e| {
@@ -97,12 +82,6 @@ pub fn prompt_refit(w: &[f32], n_embd: usize, n_loaded: usize, rows: &[f32], set
         })
         .collect();
     Ok(PromptRefit { columns: d, bias })
-}
-
-/// The profiler's vectorized dot product, its lanes summed in f64.
-fn dot(a: &[f32], b: &[f32]) -> f64 {
-    let (acc, tail) = crate::profile::moments::dot_lanes(a, b);
-    acc.iter().map(|&v| f64::from(v)).sum::<f64>() + f64::from(tail)
 }
 
 #[cfg(test)]

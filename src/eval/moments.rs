@@ -4,12 +4,12 @@
 //! run through the whole model in chunks while an observer sums each layer's FFN
 //! activations and their products.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use super::perplexity::{data_names, perplexity_observed, profiling_text};
 use crate::engine::{LoadOptions, Model};
 use crate::model::ModelInfo;
-use crate::profile::moments::{LayerMoments, MomentsHeader, MomentsObserver, MOMENTS_FORMAT};
+use crate::profile::moments::{moments_path, write_moments, LayerMoments, MomentsHeader, MomentsObserver, MOMENTS_FORMAT};
 use crate::tasks::Task;
 
 /// What to measure.
@@ -49,3 +49,37 @@ pub fn measure_moments(req: &MomentsRequest) -> anyhow::Result<(MomentsHeader, V
     };
     Ok((header, layers))
 }
+
+/// Chunk length and most chunks of `profile moments` (and of moments measured on
+/// first use).
+pub const MOMENTS_CTX: usize = 512;
+pub const MOMENTS_CHUNKS: usize = 16;
+
+/// Measures the moments and writes DIR/moments/TASK.bin (under a temporary name,
+/// renamed when complete).
+pub fn write_task_moments(dir: &Path, req: &MomentsRequest) -> anyhow::Result<()> {
+    let out = moments_path(dir, req.task);
+    let (header, layers) = measure_moments(req)?;
+    write_moments(&out, &header, &layers)?;
+    eprintln!("profile moments: {} tokens in {} chunks -> {}", header.tokens[0], header.chunks, out.display());
+    Ok(())
+}
+
+/// The moments a refit slice reads, measured as `profile moments` would (the task's
+/// bundled profiling text, on the model being sliced) when the profile has none yet:
+/// the refit is `slice`'s default, and moments (some hundred MB per task) are
+/// regenerated, not committed.
+pub fn measure_on_first_use(dir: &Path, model: &Path, task: Task, threads: i32) -> anyhow::Result<()> {
+    let path = moments_path(dir, task);
+    if path.exists() {
+        return Ok(());
+    }
+    eprintln!(
+        "slice: {} is missing; measuring the {task} activation moments the refit reads on {} (once; about 2 minutes for a 270M model on 2 cores)",
+        path.display(),
+        model.display()
+    );
+    let data = task.profiling_data().iter().map(PathBuf::from).collect();
+    write_task_moments(dir, &MomentsRequest { model: model.to_path_buf(), task, data, ctx: MOMENTS_CTX, chunks: MOMENTS_CHUNKS, threads })
+}
+

@@ -58,8 +58,12 @@ impl<'a> EvalCall<'a> {
         if c.compute.is_some() && c.decode_bias {
             a.push("--decode-bias".into());
         }
-        if let Some(ridge) = c.decode_refit {
-            a.extend(["--decode-refit".into(), ridge.to_string()]);
+        match c.decode_refit {
+            Some(ridge) => a.extend(["--decode-refit".into(), ridge.to_string()]),
+            // eval refits a refit slice's decode by default; a cell without the key
+            // runs without, as it always has.
+            None if c.compute.is_some() && !c.decode_bias => a.extend(["--decode-refit".into(), "off".into()]),
+            None => {}
         }
         if c.no_static {
             a.push("--no-static".into());
@@ -287,7 +291,7 @@ methods:
             let parsed = Args::try_parse_from(&argv).unwrap_or_else(|e| panic!("{argv:?}: {e}"));
             let Command::Eval(a) = parsed.command else { panic!("{argv:?} is not an eval command") };
             assert_eq!((a.out.as_path(), a.outputs.as_deref()), (csv, Some(outputs)));
-            let (req, cell) = (a.request(), call.cell);
+            let (req, cell) = (a.request().unwrap(), call.cell);
             assert_eq!((&req.model, req.method, req.task, &req.data), (&call.model, cell.method, cell.task, &cell.data), "{argv:?}");
             assert_eq!((req.limit, req.shots, req.threads, req.chat), (Some(cell.examples), cell.shots, 3, false), "{argv:?}");
             assert_eq!((req.mem_cap, req.speed_only), (cell.mem_cap, cell.speed_only), "{argv:?}");

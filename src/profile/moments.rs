@@ -103,13 +103,6 @@ pub(crate) fn columns(x: &[f32], n: usize, rows: usize) -> Vec<f32> {
 
 /// A dot product the compiler vectorizes (8 independent lanes).
 pub(crate) fn dot(a: &[f32], b: &[f32]) -> f32 {
-    let (acc, tail) = dot_lanes(a, b);
-    acc.iter().sum::<f32>() + tail
-}
-
-/// The dot product's 8 lane sums and the remainder's, for callers that add them up
-/// in their own precision ([`dot`] in f32, the prompt refit in f64).
-pub(crate) fn dot_lanes(a: &[f32], b: &[f32]) -> ([f32; 8], f32) {
     let mut acc = [0f32; 8];
     let (ca, cb) = (a.chunks_exact(8), b.chunks_exact(8));
     let tail: f32 = ca.remainder().iter().zip(cb.remainder()).map(|(x, y)| x * y).sum();
@@ -118,7 +111,7 @@ pub(crate) fn dot_lanes(a: &[f32], b: &[f32]) -> ([f32; 8], f32) {
             acc[k] += x[k] * y[k];
         }
     }
-    (acc, tail)
+    acc.iter().sum::<f32>() + tail
 }
 
 /// Moments of every layer of a model, filled by [`MomentsObserver`].

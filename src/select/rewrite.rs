@@ -355,6 +355,13 @@ pub fn slice_model_with(req: &SliceRequest, variant: &SliceVariant, fit: &FitTex
             let keeps: Vec<Option<LayerKeep>> = (0..info.n_layer)
                 .map(|l| range.contains(&l).then(|| keep_from_profile(&base.layers[l], &secondary.layers[l], loads[l], req.static_share.min(loads[l]))))
                 .collect();
+            if variant.compensation == super::variant::Compensation::Refit {
+                // Refused before minutes of measuring where the bias would not be read.
+                if let Some(why) = super::variant::down_bias_unread(&info) {
+                    bail!("--compensate refit writes {why}");
+                }
+                crate::eval::moments::measure_on_first_use(dir, &req.model, *task, fit.threads)?;
+            }
             (keeps, Some(task.name().to_string()), None, Some(variant.selection_sha256(dir, *task)?))
         }
         SliceSource::Random { seed } => {

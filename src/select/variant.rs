@@ -119,6 +119,38 @@ pub struct Compensated {
     pub columns: Vec<Option<Vec<f32>>>,
 }
 
+/// Why a written `ffn_down` bias would not be read by llama.cpp's loader of this
+/// model's architecture, if it would not: only its llama and, with patch 0009,
+/// gemma3 builders load an optional `ffn_down.bias`.
+pub fn down_bias_unread(info: &ModelInfo) -> Option<String> {
+    (!matches!(info.architecture.as_str(), "llama" | "gemma3")).then(|| {
+        format!(
+            "an ffn_down bias, which llama.cpp's {} loader does not read (only its llama and, with patch 0009, gemma3 builders load an \
+             optional ffn_down.bias)",
+            info.architecture
+        )
+    })
+}
+
+/// The compensation of a profile slice of `src` when none is asked for: the refit
+/// (`Refit`, measured to keep more of every task's score than the paper's selection
+/// on both models here, docs/selection.md) where the loader reads the bias it
+/// writes and the model has no down biases of its own; nothing elsewhere, and
+/// nothing for a random slice (`profile_slice` false). `Err` carries why the refit
+/// does not apply, for the caller to tell.
+pub fn default_compensation(src: &GgufFile, info: &ModelInfo, profile_slice: bool) -> Result<Compensation, String> {
+    if !profile_slice {
+        return Ok(Compensation::None);
+    }
+    if let Some(why) = down_bias_unread(info) {
+        return Err(format!("the refit writes {why}"));
+    }
+    if let Some(t) = src.tensors.iter().find(|t| t.name.ends_with(".ffn_down.bias")) {
+        return Err(format!("{} already has {}, and compensating a model with down biases is not supported", src.path.display(), t.name));
+    }
+    Ok(Compensation::Refit)
+}
+
 /// The variant of one slice.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 pub struct SliceVariant {
@@ -411,12 +443,9 @@ impl SliceVariant {
         }
         let flag = self.compensation.name();
         let Some((dir, task)) = profile else { bail!("--compensate {flag} needs a profile (--profile DIR --task T), not --random") };
-        ensure!(
-            matches!(info.architecture.as_str(), "llama" | "gemma3"),
-            "--compensate {flag} writes an ffn_down bias, which llama.cpp's {} loader does not read (only its llama and, with \
-             patch 0009, gemma3 builders load an optional ffn_down.bias)",
-            info.architecture
-        );
+        if let Some(why) = down_bias_unread(info) {
+            bail!("--compensate {flag} writes {why}");
+        }
         let sparsified = || keeps.iter().enumerate().filter_map(|(l, k)| k.as_ref().filter(|k| !k.is_whole(info.n_ff[l] as usize)).map(|k| (l, k)));
         for (l, _) in sparsified() {
             let name = format!("blk.{l}.ffn_down.bias");

@@ -4,6 +4,7 @@
 //! [`crate::output::progress`].
 
 pub mod floats;
+pub mod linalg;
 pub mod hash;
 pub mod rng;
 

@@ -144,11 +144,15 @@ pub fn translate_profile(dir: &Path, arch: SynthArch) -> (PathBuf, PathBuf, Path
 }
 
 /// A slice of the translate profile's model with load 0.6, static 0.2 over layers
-/// 0..2 and the extra `slice` arguments, written to `dir/name`.
+/// 0..2 and the extra `slice` arguments, written to `dir/name`: the paper's selection
+/// (`--compensate none`) unless `extra` names a compensation.
 pub fn translate_slice(dir: &Path, model: &Path, profile: &Path, name: &str, extra: &[&str]) -> PathBuf {
     let out = dir.join(name);
     let mut args = vec!["slice", "-m", model.to_str().unwrap(), "--profile", profile.to_str().unwrap(), "--task", "translate"];
     args.extend(["--load", "0.6", "--static", "0.2", "--layers", "0..2", "-o", out.to_str().unwrap()]);
+    if !extra.contains(&"--compensate") {
+        args.extend(["--compensate", "none"]);
+    }
     args.extend(extra);
     let o = selectinfer(&args);
     assert!(o.status.success(), "{}", text(&o).1);

@@ -1,0 +1,260 @@
+//! Dense matrix products and a blocked Cholesky solve for the prompt refit
+//! ([`crate::compute::refit`]), which runs after every prompt's prefill and so must
+//! be fast: the products go through `matrixmultiply`'s cache-blocked kernels (which
+//! pick AVX/FMA at run time), and the solve spends its time in them too. The
+//! `unsafe` calls are wrapped here behind views whose every element is checked to
+//! lie in its slice.
+
+use anyhow::ensure;
+
+/// An element type `matrixmultiply` multiplies (f32 and f64).
+pub trait Scalar: Copy + Default + std::ops::Sub<Output = Self> + std::ops::Mul<Output = Self> + std::ops::Div<Output = Self> + PartialOrd {
+    /// 0 and 1.
+    const ZERO: Self;
+    const ONE: Self;
+    /// `c = alpha a b + beta c`, raw, with `matrixmultiply`'s contract.
+    ///
+    /// # Safety
+    /// As `matrixmultiply::sgemm`: every addressed element lies in its allocation,
+    /// and `c` overlaps neither `a` nor `b`.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn gemm(m: usize, k: usize, n: usize, alpha: Self, a: *const Self, rsa: isize, csa: isize, b: *const Self, rsb: isize, csb: isize, beta: Self, c: *mut Self, rsc: isize, csc: isize);
+    /// The square root.
+    fn sqrt(self) -> Self;
+}
+
+/// `Scalar` for a float type through its `matrixmultiply` kernel.
+macro_rules! scalar {
+    ($t:ty, $gemm:path) => {
+        impl Scalar for $t {
+            const ZERO: $t = 0.0;
+            const ONE: $t = 1.0;
+            unsafe fn gemm(m: usize, k: usize, n: usize, alpha: $t, a: *const $t, rsa: isize, csa: isize, b: *const $t, rsb: isize, csb: isize, beta: $t, c: *mut $t, rsc: isize, csc: isize) {
+                // SAFETY: the caller's contract.
+                unsafe { $gemm(m, k, n, alpha, a, rsa, csa, b, rsb, csb, beta, c, rsc, csc) }
+            }
+            fn sqrt(self) -> $t {
+                <$t>::sqrt(self)
+            }
+        }
+    };
+}
+
+scalar!(f32, matrixmultiply::sgemm);
+scalar!(f64, matrixmultiply::dgemm);
+
+/// A read-only `rows` x `cols` view of a slice: element (i, j) is
+/// `data[i * row_stride + j * col_stride]`.
+#[derive(Debug, Clone, Copy)]
+pub struct View<'a, T> {
+    data: &'a [T],
+    rows: usize,
+    cols: usize,
+    row_stride: usize,
+    col_stride: usize,
+}
+
+impl<'a, T> View<'a, T> {
+    /// `data` read as `rows` rows of `cols` (row-major, rows contiguous).
+    pub fn row_major(data: &'a [T], rows: usize, cols: usize) -> Self {
+        View { data, rows, cols, row_stride: cols, col_stride: 1 }
+    }
+
+    /// Rows `r` and columns `c` of a row-major matrix `cols` wide (a block).
+    fn block(data: &'a [T], cols: usize, r: std::ops::Range<usize>, c: std::ops::Range<usize>) -> Self {
+        let start = (r.start * cols + c.start).min(data.len());
+        View { data: &data[start..], rows: r.len(), cols: c.len(), row_stride: cols, col_stride: 1 }
+    }
+
+    /// The transpose (no copy).
+    pub fn t(self) -> Self {
+        View { rows: self.cols, cols: self.rows, row_stride: self.col_stride, col_stride: self.row_stride, ..self }
+    }
+
+    /// Whether the last element lies inside the slice (strides are non-negative).
+    fn fits(&self) -> bool {
+        self.rows == 0 || self.cols == 0 || (self.rows - 1) * self.row_stride + (self.cols - 1) * self.col_stride < self.data.len()
+    }
+}
+
+/// `out = alpha a b + beta out`, `out` row-major a.rows x b.cols.
+fn gemm<T: Scalar>(alpha: T, a: View<T>, b: View<T>, beta: T, out: &mut [T]) -> anyhow::Result<()> {
+    ensure!(a.cols == b.rows, "matmul: {}x{} times {}x{}", a.rows, a.cols, b.rows, b.cols);
+    ensure!(a.fits() && b.fits(), "matmul: a view reaches past its slice");
+    ensure!(out.len() == a.rows * b.cols, "matmul: output of {} for {}x{}", out.len(), a.rows, b.cols);
+    if out.is_empty() {
+        return Ok(());
+    }
+    if a.cols == 0 {
+        out.iter_mut().for_each(|o| *o = if beta == T::ZERO { T::ZERO } else { *o * beta });
+        return Ok(());
+    }
+    let s = |v: usize| isize::try_from(v).expect("a stride within a slice fits isize");
+    // SAFETY: every element (i, j) of a, b and out read or written lies in its slice
+    // (checked above: the views fit, out is exactly a.rows x b.cols row-major), and
+    // out is borrowed mutably, so it overlaps neither input.
+    unsafe {
+        T::gemm(a.rows, a.cols, b.cols, alpha, a.data.as_ptr(), s(a.row_stride), s(a.col_stride), b.data.as_ptr(), s(b.row_stride), s(b.col_stride), beta, out.as_mut_ptr(), s(b.cols), 1);
+    }
+    Ok(())
+}
+
+/// `out` (a.rows x b.cols, row-major) = `a` . `b`.
+pub fn matmul<T: Scalar>(a: View<T>, b: View<T>, out: &mut [T]) -> anyhow::Result<()> {
+    gemm(T::ONE, a, b, T::ZERO, out)
+}
+
+/// Rows handled together by [`cholesky_solve`]'s blocks.
+const BLOCK: usize = 64;
+
+/// Solves `a x = b` for symmetric positive definite `a` (n x n, row-major; its lower
+/// triangle is overwritten by the Cholesky factor L) and `b` (n rows of `width`
+/// right-hand sides, overwritten by x). Blocked: all but the diagonal blocks' work
+/// is matrix products.
+pub fn cholesky_solve<T: Scalar>(a: &mut [T], n: usize, b: &mut [T], width: usize) -> anyhow::Result<()> {
+    ensure!(a.len() == n * n && b.len() == n * width, "cholesky_solve: a system of the wrong size");
+    // Right-looking by block columns: factor the diagonal block, solve the panel
+    // below it, then update the trailing lower triangle.
+    for j0 in (0..n).step_by(BLOCK) {
+        let j1 = (j0 + BLOCK).min(n);
+        // A[j0..j1, j0..j1] -= L[j0..j1, 0..j0] L[j0..j1, 0..j0]^T, then factor it.
+        for j in j0..j1 {
+            for i in j..j1 {
+                let mut s = a[i * n + j];
+                for p in j0..j {
+                    s = s - a[i * n + p] * a[j * n + p];
+                }
+                if i == j {
+                    ensure!(s > T::ZERO, "the refit's system is not positive definite (pivot {j})");
+                    a[j * n + j] = s.sqrt();
+                } else {
+                    a[i * n + j] = s / a[j * n + j];
+                }
+            }
+        }
+        if j1 == n {
+            break;
+        }
+        // The panel L[j1..n, j0..j1] = A[j1..n, j0..j1] L[j0..j1, j0..j1]^-T, row by row.
+        for i in j1..n {
+            for j in j0..j1 {
+                let mut s = a[i * n + j];
+                for p in j0..j {
+                    s = s - a[i * n + p] * a[j * n + p];
+                }
+                a[i * n + j] = s / a[j * n + j];
+            }
+        }
+        // The trailing block A[j1..n, j1..n] -= panel panel^T (the full square; only
+        // its lower triangle is read later). The panel is copied out, as it lies in `a`.
+        let panel: Vec<T> = (j1..n).flat_map(|i| a[i * n + j0..i * n + j1].to_vec()).collect();
+        let p = View::row_major(&panel, n - j1, j1 - j0);
+        let mut trailing: Vec<T> = (j1..n).flat_map(|i| a[i * n + j1..(i + 1) * n].to_vec()).collect();
+        gemm(T::ZERO - T::ONE, p, p.t(), T::ONE, &mut trailing)?;
+        for (r, i) in (j1..n).enumerate() {
+            a[i * n + j1..(i + 1) * n].copy_from_slice(&trailing[r * (n - j1)..(r + 1) * (n - j1)]);
+        }
+    }
+    let a = &*a;
+    // L y = b by block rows: B_i -= L[i, 0..i0] Y[0..i0], then the diagonal block.
+    for i0 in (0..n).step_by(BLOCK) {
+        let i1 = (i0 + BLOCK).min(n);
+        let (done, rest) = b.split_at_mut(i0 * width);
+        let bi = &mut rest[..(i1 - i0) * width];
+        gemm(T::ZERO - T::ONE, View::block(a, n, i0..i1, 0..i0), View::row_major(done, i0, width), T::ONE, bi)?;
+        for i in i0..i1 {
+            let (before, row) = bi.split_at_mut((i - i0) * width);
+            for p in i0..i {
+                let l = a[i * n + p];
+                let src = &before[(p - i0) * width..(p - i0 + 1) * width];
+                row[..width].iter_mut().zip(src).for_each(|(y, &x)| *y = *y - l * x);
+            }
+            let d = a[i * n + i];
+            row[..width].iter_mut().for_each(|y| *y = *y / d);
+        }
+    }
+    // L^T x = y from the last block row: B_i -= L[i1..n, i]^T X[i1..n], then the block.
+    let starts: Vec<usize> = (0..n).step_by(BLOCK).collect();
+    for &i0 in starts.iter().rev() {
+        let i1 = (i0 + BLOCK).min(n);
+        let (head, done) = b.split_at_mut(i1 * width);
+        let bi = &mut head[i0 * width..];
+        gemm(T::ZERO - T::ONE, View::block(a, n, i1..n, i0..i1).t(), View::row_major(done, n - i1, width), T::ONE, bi)?;
+        for i in (i0..i1).rev() {
+            let (row, after) = bi.split_at_mut((i - i0 + 1) * width);
+            let row = &mut row[(i - i0) * width..];
+            for p in i + 1..i1 {
+                let l = a[p * n + i];
+                let src = &after[(p - i - 1) * width..(p - i) * width];
+                row.iter_mut().zip(src).for_each(|(y, &x)| *y = *y - l * x);
+            }
+            let d = a[i * n + i];
+            row.iter_mut().for_each(|y| *y = *y / d);
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn matmul_equals_the_triple_loop_for_every_transpose() {
+        let mut rng = crate::util::rng::SplitMix64::new(3);
+        let (m, k, n) = (5, 7, 3);
+        let a: Vec<f32> = (0..m * k).map(|_| rng.next_signed()).collect();
+        let b: Vec<f32> = (0..k * n).map(|_| rng.next_signed()).collect();
+        let at: Vec<f32> = (0..k * m).map(|i| a[(i % m) * k + i / m]).collect();
+        let bt: Vec<f32> = (0..n * k).map(|i| b[(i % k) * n + i / k]).collect();
+        let expected: Vec<f64> =
+            (0..m * n).map(|i| (0..k).map(|p| f64::from(a[(i / n) * k + p]) * f64::from(b[p * n + i % n])).sum()).collect();
+        let views = [
+            (View::row_major(&a, m, k), View::row_major(&b, k, n)),
+            (View::row_major(&at, k, m).t(), View::row_major(&bt, n, k).t()),
+        ];
+        for (va, vb) in views {
+            let mut out = vec![f32::NAN; m * n];
+            matmul(va, vb, &mut out).unwrap();
+            out.iter().zip(&expected).for_each(|(o, e)| assert!((f64::from(*o) - e).abs() < 1e-5, "{o} vs {e}"));
+        }
+    }
+
+    #[test]
+    fn mismatched_or_overlong_views_are_refused() {
+        let a = vec![1.0f32; 6];
+        let mut out = vec![0.0; 4];
+        assert!(matmul(View::row_major(&a, 2, 3), View::row_major(&a, 2, 3), &mut out).is_err());
+        assert!(matmul(View::row_major(&a, 2, 4), View::row_major(&a, 4, 2), &mut out).is_err());
+        let mut empty: Vec<f32> = vec![f32::NAN; 4];
+        matmul(View::row_major(&[], 2, 0), View::row_major(&[], 0, 2), &mut empty).unwrap();
+        assert_eq!(empty, vec![0.0; 4]);
+    }
+
+    #[test]
+    fn the_blocked_solve_equals_the_unblocked_one() {
+        // Sizes below, at and across block edges; the offline refit's plain solver
+        // (crate::select::refit::cholesky_solve) is the reference.
+        for (n, width) in [(1, 3), (5, 2), (64, 4), (65, 1), (150, 7)] {
+            let mut rng = crate::util::rng::SplitMix64::new(n as u64);
+            let m: Vec<f64> = (0..n * (n + 3)).map(|_| f64::from(rng.next_signed())).collect();
+            // A = M M^T + I: symmetric positive definite.
+            let a: Vec<f64> = (0..n * n).map(|i| (0..n + 3).map(|p| m[(i / n) * (n + 3) + p] * m[(i % n) * (n + 3) + p]).sum::<f64>() + if i / n == i % n { 1.0 } else { 0.0 }).collect();
+            let b: Vec<f64> = (0..n * width).map(|_| f64::from(rng.next_signed())).collect();
+            let (mut a1, mut x1) = (a.clone(), b.clone());
+            crate::select::refit::cholesky_solve(&mut a1, n, &mut x1, width).unwrap();
+            let (mut a2, mut x2) = (a.clone(), b.clone());
+            cholesky_solve(&mut a2, n, &mut x2, width).unwrap();
+            x1.iter().zip(&x2).for_each(|(u, v)| assert!((u - v).abs() < 1e-9 * (1.0 + u.abs()), "n {n}: {u} vs {v}"));
+            // And a x = b holds.
+            for i in 0..n {
+                for w in 0..width {
+                    let ax: f64 = (0..n).map(|p| a[i * n + p] * x2[p * width + w]).sum();
+                    assert!((ax - b[i * width + w]).abs() < 1e-8, "n {n}: residual {}", ax - b[i * width + w]);
+                }
+            }
+        }
+        let mut not_pd = vec![1.0, 2.0, 2.0, 1.0];
+        assert!(cholesky_solve(&mut not_pd, 2, &mut [1.0, 1.0], 1).is_err());
+    }
+}
