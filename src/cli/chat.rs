@@ -184,6 +184,11 @@ fn runtime_memo(a: &ChatArgs) -> PathBuf {
 fn warm_up_peak(a: &ChatArgs, model: &Model) -> anyhow::Result<(u64, usize)> {
     let opts = SessionOptions { n_ctx: a.sampling.ctx, threads: a.sampling.threads(), ..Default::default() };
     let mut s = SelectiveSession::new(model, compute_plan(a, model)?, opts)?;
+    // As the chat session decides: the per-prompt refit holds the prompt's
+    // activation rows, which the measured peak must include.
+    s.set_vote(a.compute.vote);
+    s.set_decode_bias(a.compute.decode_bias)?;
+    s.set_decode_refit(a.compute.decode_refit(model.gguf()))?;
     let n = (a.sampling.ctx as usize).min(512).saturating_sub(1).max(1);
     let filler = model.tokenize(&"the ".repeat(n), true, false);
     let n = n.min(filler.len());
