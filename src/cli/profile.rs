@@ -256,14 +256,9 @@ fn task_files(data: Option<PathBuf>, task: Task) -> Vec<PathBuf> {
 
 fn moments(a: MomentsArgs) -> anyhow::Result<()> {
     anyhow::ensure!(a.dir.is_dir(), "profile directory {} does not exist", a.dir.display());
-    write_task_moments(&a.dir, a.model, a.task, task_files(a.data, a.task), a.ctx as usize, a.chunks, a.threads.get())
-}
-
-/// Measures the task's activation moments on `model` over `data` and writes
-/// DIR/moments/TASK.bin (under a temporary name, renamed when complete).
-fn write_task_moments(dir: &std::path::Path, model: PathBuf, task: Task, data: Vec<PathBuf>, ctx: usize, chunks: usize, threads: i32) -> anyhow::Result<()> {
-    let req = crate::eval::moments::MomentsRequest { model, task, data, ctx, chunks, threads };
-    crate::eval::moments::write_task_moments(dir, &req)
+    let data = task_files(a.data, a.task);
+    let req = crate::eval::moments::MomentsRequest { model: a.model, task: a.task, data, ctx: a.ctx as usize, chunks: a.chunks, threads: a.threads.get() };
+    crate::eval::moments::write_task_moments(&a.dir, &req)
 }
 
 /// One row of the overlap report.
