@@ -152,7 +152,7 @@ pub fn run(a: BenchArgs) -> anyhow::Result<()> {
             let mut session = SelectiveSession::new(model, plan.clone(), opts)?;
             session.set_vote(a.compute.vote);
             session.set_decode_bias(a.compute.decode_bias)?;
-            session.set_decode_refit(if dense { a.compute.decode_refit_on(false) } else { a.compute.decode_refit_when(model.gguf(), true) })?;
+            session.set_decode_refit(a.compute.decode_refit_when(model.gguf(), !dense))?;
             settings.push(Setting {
                 model,
                 prompt: prompt.clone(),
