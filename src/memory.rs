@@ -55,6 +55,14 @@ pub fn trim_heap() {
     crate::engine::os::trim_heap();
 }
 
+/// Serves allocations of at least `bytes` from their own memory maps, so that
+/// large buffers that come and go (the per-prompt refit's, a few MB each) return
+/// to the operating system when freed instead of staying resident in the heap.
+/// Process-wide and permanent.
+pub fn map_large_allocations(bytes: usize) {
+    crate::engine::os::map_large_allocations(bytes);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -16,7 +16,7 @@ use selectinfer::model::ModelInfo;
 use selectinfer::profile::weights::down_matrix;
 use selectinfer::synth::SynthArch;
 
-use common::{down_bias_in_memory as bias_in_memory, prompt_ffn_rows, sha256_of as sha256, translate_slice};
+use common::{down_bias_in_memory as bias_in_memory, prompt_ffn_rows, prompt_ffn_rows_batched, sha256_of as sha256, translate_slice};
 
 const PROMPTS: [&str; 2] = ["the 3 word of a man is what it was", "one said there was no other way to 9"];
 
@@ -119,8 +119,13 @@ fn decode_bias_adds_the_prompts_skipped_contribution_for_decode_only() {
 type Run = Vec<(Vec<f32>, Vec<f32>, Vec<Vec<f32>>)>;
 
 fn run(model: &Model, g: &GgufFile, layout: Layout, bias: bool, refit: Option<f64>) -> (Run, Vec<Vec<Option<Vec<u32>>>>) {
+    run_batched(model, g, layout, bias, refit, 64, 2)
+}
+
+/// [`run`] with prompts prefilled in batches of `n_batch` tokens on `threads` threads.
+fn run_batched(model: &Model, g: &GgufFile, layout: Layout, bias: bool, refit: Option<f64>, n_batch: u32, threads: i32) -> (Run, Vec<Vec<Option<Vec<u32>>>>) {
     let opts = ComputeOptions { compute: 0.4, token_share: 0.2, layers: None, no_static: false };
-    let mut s = SelectiveSession::new(model, ComputePlan::for_model(g, &opts).unwrap(), SessionOptions { n_ctx: 128, n_batch: 64, threads: 2, observer: None }).unwrap();
+    let mut s = SelectiveSession::new(model, ComputePlan::for_model(g, &opts).unwrap(), SessionOptions { n_ctx: 128, n_batch, threads, observer: None }).unwrap();
     s.set_layout(layout).unwrap();
     s.set_decode_bias(bias).unwrap();
     s.set_decode_refit(refit).unwrap();
@@ -172,6 +177,25 @@ fn decode_refit_installs_the_prompts_fit_for_decode_only() {
                 // nothing to fit but the mean.
                 if rows[l].len() > n_ff {
                     assert!(fit.columns.iter().any(|&d| d != 0.0), "{arch:?} prompt {i} layer {l}: the fit moved no column");
+                }
+            }
+        }
+        // Prompts over several batches (4 tokens each): each layer is fitted once its
+        // last batch is in, on all of the prompt's rows, and both layouts decode alike.
+        // On one thread layer 0 is fitted inside the prefill (and, in place, installed
+        // there, at layer 1's callback); on two it waits for a second layer, which
+        // this two-layer model does not complete (llama.cpp computes its last layer
+        // for the output token only), and is fitted after the prefill.
+        for threads in [1, 2] {
+            let (batched, sets) = run_batched(&model, &g, Layout::InPlace, false, Some(1.0), 4, threads);
+            assert_eq!(batched, run_batched(&model, &g, Layout::Copy, false, Some(1.0), 4, threads).0, "{arch:?}: the layouts decode differently over batches");
+            for (i, prompt) in PROMPTS.iter().enumerate() {
+                let rows = prompt_ffn_rows_batched(&reference, prompt, 4);
+                for l in 0..2 {
+                    let (w, n_embd, n_ff) = down_matrix(&g, l).unwrap();
+                    let fit = prompt_refit(&w, n_embd, n_ff, &rows[l], sets[i][l].as_ref().unwrap(), 1.0).unwrap();
+                    let want: Vec<f32> = file_bias[l].iter().zip(&fit.bias).map(|(b, d)| b + d).collect();
+                    assert_eq!(batched[i].2[l], want, "{arch:?} {threads} threads prompt {i} layer {l}: batched bias");
                 }
             }
         }

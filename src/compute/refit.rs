@@ -35,7 +35,8 @@ pub struct PromptRefit {
 
 /// The refit of one layer. `w`: the loaded `ffn_down`, `n_embd` rows of `n_loaded`;
 /// `rows`: the prompt's activations, rows of `n_loaded`; `set`: the computed
-/// positions (sorted); `ridge`: lambda's factor (> 0).
+/// positions (sorted); `ridge`: lambda's factor (> 0). Each buffer is freed as soon
+/// as it is used up, so that the fit's peak memory stays near its largest three.
 pub fn prompt_refit(w: &[f32], n_embd: usize, n_loaded: usize, rows: &[f32], set: &[u32], ridge: f64) -> anyhow::Result<PromptRefit> {
     ensure!(ridge > 0.0 && ridge.is_finite(), "--decode-refit's ridge must be positive, got {ridge}");
     ensure!(w.len() == n_embd * n_loaded && rows.len().is_multiple_of(n_loaded.max(1)), "prompt refit: ffn_down or activations of the wrong size");
@@ -53,32 +54,40 @@ pub fn prompt_refit(w: &[f32], n_embd: usize, n_loaded: usize, rows: &[f32], set
     // Centred X_C (T x k) and X_S (T x s), row-major.
     let centred = |cols: &[usize]| -> Vec<f32> { rows.chunks_exact(n_loaded).flat_map(|r| cols.iter().map(|&p| (f64::from(r[p]) - mean[p]) as f32)).collect() };
     let set_us: Vec<usize> = set.iter().map(|&p| p as usize).collect();
-    let (xc, xs) = (centred(&set_us), centred(&skipped));
     let s = skipped.len();
     // W_S (n_embd x s); R^T = X_S W_S^T (T x n_embd), the skipped neurons' centred output.
-    let ws: Vec<f32> = (0..n_embd).flat_map(|e| skipped.iter().map(move |&p| w[e * n_loaded + p])).collect();
     let mut rt = vec![0f32; t * n_embd];
-    matmul(View::row_major(&xs, t, s), View::row_major(&ws, n_embd, s).t(), &mut rt)?;
+    let skipped_mean: Vec<f64> = {
+        let xs = centred(&skipped);
+        let ws: Vec<f32> = (0..n_embd).flat_map(|e| skipped.iter().map(move |&p| w[e * n_loaded + p])).collect();
+        matmul(View::row_major(&xs, t, s), View::row_major(&ws, n_embd, s).t(), &mut rt)?;
+        // W_S mu_S, for the bias.
+        (0..n_embd).map(|e| skipped.iter().enumerate().map(|(i, &p)| f64::from(ws[e * s + i]) * mean[p]).sum()).collect()
+    };
+    let xc = centred(&set_us);
     // G = X_C X_C^T + lambda I (T x T).
-    let mut gram = vec![0f32; t * t];
-    matmul(View::row_major(&xc, t, k), View::row_major(&xc, t, k).t(), &mut gram)?;
-    let mut g: Vec<f64> = gram.iter().map(|&v| f64::from(v)).collect();
+    let mut g: Vec<f64> = {
+        let mut gram = vec![0f32; t * t];
+        matmul(View::row_major(&xc, t, k), View::row_major(&xc, t, k).t(), &mut gram)?;
+        gram.iter().map(|&v| f64::from(v)).collect()
+    };
     let energy: f64 = (0..t).map(|i| g[i * t + i]).sum();
     let lambda = ridge * energy.max(f64::MIN_POSITIVE) / k.max(1) as f64;
     (0..t).for_each(|i| g[i * t + i] += lambda);
     // P = R G^-1: solve G P^T = R^T (G symmetric) in f64, P^T is T x n_embd.
     let mut pt: Vec<f64> = rt.iter().map(|&v| f64::from(v)).collect();
+    drop(rt);
     cholesky_solve(&mut g, t, &mut pt, n_embd)?;
+    drop(g);
     // D = P X_C (n_embd x k), in f32 (the weights' own precision is F16 at best).
-    let pt: Vec<f32> = pt.iter().map(|&v| v as f32).collect();
+    let pt: Vec<f32> = pt.into_iter().map(|v| v as f32).collect();
     let mut d = vec![0f32; n_embd * k];
     matmul(View::row_major(&pt, t, n_embd).t(), View::row_major(&xc, t, k), &mut d)?;
     // b' - b = W_S mu_S - D mu_C.
     let bias = (0..n_embd)
         .map(|e| {
-            let skipped_mean: f64 = skipped.iter().enumerate().map(|(i, &p)| f64::from(ws[e * s + i]) * mean[p]).sum();
             let moved: f64 = set_us.iter().enumerate().map(|(j, &p)| f64::from(d[e * k + j]) * mean[p]).sum();
-            (skipped_mean - moved) as f32
+            (skipped_mean[e] - moved) as f32
         })
         .collect();
     Ok(PromptRefit { columns: d, bias })

@@ -10,6 +10,8 @@ use std::sync::{Arc, Mutex};
 
 use crate::engine::{ObservedTensor, TensorObserver};
 
+use super::prefill_fit::PrefillFit;
+
 /// What a token's neurons are ranked by when it votes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
@@ -57,9 +59,11 @@ impl Votes {
         }
     }
 
-    /// The same, also keeping every voting token's activations of the sparsified layers.
-    pub fn keeping_rows(mut self) -> Votes {
-        self.rows = self.layers.iter().map(|l| l.as_ref().map(|_| Vec::new())).collect();
+    /// The same, also keeping every voting token's activations of the sparsified
+    /// layers, with room for `tokens` rows each (reserved, not touched: only the
+    /// rows written become resident).
+    pub fn keeping_rows(mut self, tokens: usize) -> Votes {
+        self.rows = self.layers.iter().map(|l| l.as_ref().map(|v| Vec::with_capacity(tokens * v.len()))).collect();
         self
     }
 
@@ -140,6 +144,8 @@ pub struct SelectorState {
     pub k_token: Vec<usize>,
     /// What tokens rank their neurons by.
     pub vote: Vote,
+    /// The prompt refit, run layer by layer during the prefill (`--decode-refit`).
+    pub fit: Option<PrefillFit>,
 }
 
 /// The eval-callback observer that collects [`Votes`] while enabled.
@@ -172,6 +178,10 @@ impl TensorObserver for VoteObserver {
         let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
         let (k, vote) = (s.k_token[l], s.vote);
         s.votes.add_rows(l, t.data, t.ne[0], k, vote);
+        let SelectorState { votes, fit, .. } = &mut *s;
+        if let Some(fit) = fit {
+            fit.after_rows(t.model, l, votes);
+        }
     }
 }
 

@@ -20,6 +20,11 @@ pub struct ObservedTensor<'a> {
     pub ne: [usize; 4],
     /// The values, row-major over `ne` (`ne[0]` contiguous).
     pub data: &'a mut [f32],
+    /// The model being decoded. The graph's nodes before this one are computed and
+    /// no llama.cpp thread runs meanwhile, so an observer may change the weights of
+    /// layers that the rest of this decode call no longer reads (the prompt refit
+    /// installs each finished layer this way).
+    pub model: &'a super::Model,
 }
 
 /// Receives the graph nodes it asks for while llama.cpp decodes.
@@ -34,11 +39,13 @@ pub trait TensorObserver: Send {
 pub(crate) struct CallbackState {
     pub(crate) observer: Box<dyn TensorObserver>,
     scratch: Vec<f32>,
+    /// The session's model, which outlives the session that owns this state.
+    model: *const super::Model,
 }
 
 impl CallbackState {
-    pub(crate) fn new(observer: Box<dyn TensorObserver>) -> Box<CallbackState> {
-        Box::new(CallbackState { observer, scratch: Vec::new() })
+    pub(crate) fn new(observer: Box<dyn TensorObserver>, model: &super::Model) -> Box<CallbackState> {
+        Box::new(CallbackState { observer, scratch: Vec::new(), model })
     }
 }
 
@@ -50,6 +57,8 @@ impl CallbackState {
 pub(crate) unsafe extern "C" fn eval_callback(t: *mut sys::ggml_tensor, ask: bool, user_data: *mut c_void) -> bool {
     // SAFETY: guaranteed by the caller (Session keeps the state boxed and alive).
     let state = unsafe { &mut *(user_data as *mut CallbackState) };
+    // SAFETY: the Session that owns the state borrows the model for its lifetime.
+    let model = unsafe { &*state.model };
     let tensor = unsafe { &mut *t };
     let name = unsafe { CStr::from_ptr(tensor.name.as_ptr()) }.to_string_lossy();
     if ask {
@@ -65,14 +74,14 @@ pub(crate) unsafe extern "C" fn eval_callback(t: *mut sys::ggml_tensor, ask: boo
     if host {
         // SAFETY: a contiguous host F32 tensor holds n floats at `data`.
         let data = unsafe { std::slice::from_raw_parts_mut(tensor.data as *mut f32, n) };
-        state.observer.observe(ObservedTensor { name: &name, ne, data });
+        state.observer.observe(ObservedTensor { name: &name, ne, data, model });
     } else {
         let mut scratch = std::mem::take(&mut state.scratch);
         scratch.resize(n, 0.0);
         let bytes = n * std::mem::size_of::<f32>();
         // SAFETY: copies the whole tensor to and from a buffer of its size.
         unsafe { sys::ggml_backend_tensor_get(t, scratch.as_mut_ptr() as *mut c_void, 0, bytes) };
-        state.observer.observe(ObservedTensor { name: &name, ne, data: &mut scratch });
+        state.observer.observe(ObservedTensor { name: &name, ne, data: &mut scratch, model });
         unsafe { sys::ggml_backend_tensor_set(t, scratch.as_ptr() as *const c_void, 0, bytes) };
         state.scratch = scratch;
     }

@@ -67,9 +67,10 @@ pub(crate) struct FfnOrder {
     /// Per layer: the file's `ffn_down` bias, kept while decode runs with a shifted
     /// one ([`FfnOrder::shift_down_bias`]).
     biases: Vec<Option<Vec<f32>>>,
-    /// Per layer: the prefix width k and the first k columns of `ffn_down` as they
-    /// were before [`FfnOrder::shift_down_prefix`] changed them (row after row).
-    columns: Vec<Option<(usize, Vec<u8>)>>,
+    /// Per layer: the prefix width k of `ffn_down` columns that
+    /// [`FfnOrder::shift_down_prefix`] changed (put back from the file: no copy is
+    /// kept while decode runs).
+    columns: Vec<Option<usize>>,
     /// Whether every layer's FFN weights were remapped copy-on-write (done once,
     /// for all layers, before the first swap: a page that two tensors share is
     /// then never remapped after one of them was written).
@@ -77,7 +78,8 @@ pub(crate) struct FfnOrder {
 }
 
 // SAFETY: the raw pointers are only dereferenced under the model's mutex, between
-// decode calls (no llama.cpp thread reads the weights then).
+// decode calls or from the evaluation callback between two computed parts of the
+// graph (no llama.cpp thread reads the weights then).
 unsafe impl Send for FfnOrder {}
 
 impl FfnOrder {
@@ -88,14 +90,25 @@ impl FfnOrder {
 
     /// Puts every layer back in file order.
     pub(crate) fn restore(&mut self, model: *const sys::llama_model, gguf: &GgufFile) -> Result<(), NotInPlace> {
-        // The changed prefix columns first: they are backed up in prefix order.
+        // The changed prefix columns first, from the file: prefix column j holds the
+        // neuron that the layer's swaps brought there.
         for l in 0..self.columns.len() {
-            if let Some((k, backup)) = self.columns[l].take() {
-                let d = layer_tensors(model, gguf, l)?.down;
-                let n = k * d.elem_bytes;
-                for (r, old) in backup.chunks_exact(n).enumerate() {
+            if let Some(k) = self.columns[l].take() {
+                let t = layer_tensors(model, gguf, l)?;
+                let (d, e, n) = (t.down, t.down.elem_bytes, t.gate.rows);
+                let info = gguf.tensor(&format!("blk.{l}.ffn_down.weight")).ok_or_else(|| NotInPlace(format!("layer {l}: no ffn_down")))?;
+                let file = gguf.read_tensor_data(info).map_err(|e| NotInPlace(format!("layer {l}: reading ffn_down back from the file: {e}")))?;
+                if file.len() != d.rows * n * e || k > n {
+                    return Err(NotInPlace(format!("layer {l}: ffn_down in the file is not {} rows of {n} elements", d.rows)));
+                }
+                let mut at: Vec<u32> = (0..n as u32).collect();
+                self.swaps.get(l).into_iter().flatten().for_each(|&(a, b)| at.swap(a as usize, b as usize));
+                for (r, src) in file.chunks_exact(n * e).enumerate() {
                     // SAFETY: row r's first k elements, checked and made writable by shift_down_prefix.
-                    unsafe { std::ptr::copy_nonoverlapping(old.as_ptr(), d.data.add(r * d.row_bytes), n) };
+                    let row = unsafe { std::slice::from_raw_parts_mut(d.data.add(r * d.row_bytes), k * e) };
+                    for (j, &p) in at[..k].iter().enumerate() {
+                        row[j * e..(j + 1) * e].copy_from_slice(&src[p as usize * e..(p as usize + 1) * e]);
+                    }
                 }
             }
         }
@@ -141,9 +154,10 @@ impl FfnOrder {
     }
 
     /// Adds `delta` (`n_embd` rows of `k`) to the first `k` columns of layer `l`'s
-    /// `ffn_down` (F32, F16 or BF16, in llama.cpp's layout, in host memory), keeping their
-    /// values for [`FfnOrder::restore`], which puts them back before it undoes the
-    /// layer's swaps. The columns must not be shifted already.
+    /// `ffn_down` (F32, F16 or BF16, in llama.cpp's layout, in host memory);
+    /// [`FfnOrder::restore`] puts the file's values back (read from the file: no
+    /// copy is held meanwhile) before it undoes the layer's swaps. The columns must
+    /// not be shifted already.
     pub(crate) fn shift_down_prefix(&mut self, model: *const sys::llama_model, gguf: &GgufFile, path: &Path, l: usize, k: usize, delta: &[f32]) -> Result<(), NotInPlace> {
         if self.columns.len() <= l {
             self.columns.resize(l + 1, None);
@@ -162,14 +176,13 @@ impl FfnOrder {
         }
         self.make_private(model, gguf, path)?;
         let n = k * d.elem_bytes;
-        let mut backup = Vec::with_capacity(d.rows * n);
+        // Recorded before the first write, so that a failure half-way is still put back.
+        self.columns[l] = Some(k);
         for (r, change) in delta.chunks_exact(k.max(1)).enumerate().take(d.rows) {
             // SAFETY: row r holds the layer's width (>= k) of elem_bytes elements; writable (above).
             let row = unsafe { std::slice::from_raw_parts_mut(d.data.add(r * d.row_bytes), n) };
-            backup.extend_from_slice(row);
             crate::util::floats::add_floats(row, ty, change).ok_or_else(|| NotInPlace(format!("layer {l}: ffn_down row {r} is not {k} {ty} values")))?;
         }
-        self.columns[l] = Some((k, backup));
         Ok(())
     }
 

@@ -1,5 +1,5 @@
 //! The operating-system calls selectinfer makes beside llama.cpp (libc: signals,
-//! `access`, `malloc_trim`), as safe functions, so that every `unsafe` block of the
+//! `access`, `malloc_trim`, `mallopt`), as safe functions, so that every `unsafe` block of the
 //! crate stays in `src/engine`. Their users are `fsutil` (interrupt cleanup, output
 //! checks) and `memory` (heap trimming).
 
@@ -21,6 +21,21 @@ pub fn trim_heap() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     unsafe {
         libc::malloc_trim(0);
+    }
+}
+
+/// Makes glibc's allocator serve every allocation of at least `bytes` with its own
+/// memory map, returned to the operating system when freed (`mallopt(M_MMAP_THRESHOLD)`;
+/// this also turns off glibc's raising of that threshold after large frees, which
+/// keeps later large blocks on the heap, resident after they are freed).
+pub fn map_large_allocations(bytes: usize) {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        let bytes = libc::c_int::try_from(bytes).unwrap_or(libc::c_int::MAX);
+        // SAFETY: mallopt only changes the allocator's policy for later allocations.
+        unsafe {
+            libc::mallopt(libc::M_MMAP_THRESHOLD, bytes);
+        }
     }
 }
 

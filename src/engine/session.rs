@@ -134,7 +134,7 @@ impl<'m> Session<'m> {
             .with_n_ubatch(n_batch)
             .with_n_threads(opts.threads)
             .with_n_threads_batch(opts.threads);
-        let mut callback = opts.observer.map(CallbackState::new);
+        let mut callback = opts.observer.map(|o| CallbackState::new(o, model));
         if let Some(state) = callback.as_mut() {
             let user_data = (&mut **state) as *mut CallbackState as *mut std::ffi::c_void;
             // SAFETY: the state is boxed (stable address) and owned by the Session,

@@ -94,7 +94,7 @@ pub fn table_notes(perplexity: bool, select_ms: bool) -> String {
         n += " PPL columns are the perplexity of the cell's file on wikitext-2 and on the task's evaluation text (each evaluation prompt followed by its reference answer). Perplexity evaluates every token as a prefill token, so it measures loading (the slice or quantization), not selective computation: a computing method shows its file's perplexity computed densely (CoreInfer's is the reference's).";
     }
     if select_ms {
-        n += " `select ms`: median per-prompt time to choose the computed neurons and gather their weights.";
+        n += " `select ms`: median per-prompt time to choose the computed neurons and gather their weights (since 2026-12-03 the per-prompt refit runs inside the prefill, so its time is no longer part of it).";
     }
     n += " A φ at or above γ computes every loaded neuron, so nothing is compacted: such a row equals dense-loaded by construction. Decode speeds are not shown beside scores: cells run one after another, minutes to hours apart on a shared machine, so their speeds do not compare; `selectinfer bench` measures settings round-robin in one process, and capped-speed cells are their own measurement.";
     n

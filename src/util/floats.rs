@@ -28,7 +28,15 @@ pub fn add_floats(bytes: &mut [u8], ty: GgmlType, delta: &[f32]) -> Option<()> {
 pub fn decode_floats(bytes: &[u8], ty: GgmlType) -> Option<Vec<f32>> {
     Some(match ty {
         GgmlType::F32 => bytes.chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect(),
-        GgmlType::F16 => bytes.chunks_exact(2).map(|c| half::f16::from_le_bytes([c[0], c[1]]).to_f32()).collect(),
+        GgmlType::F16 => {
+            // The slice conversion uses the CPU's F16C instructions where it has them
+            // (exact either way: every f16 is an f32).
+            use half::slice::{HalfBitsSliceExt, HalfFloatSliceExt};
+            let bits: Vec<u16> = bytes.chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]])).collect();
+            let mut out = vec![0f32; bits.len()];
+            bits.reinterpret_cast::<half::f16>().convert_to_f32_slice(&mut out);
+            out
+        }
         GgmlType::BF16 => bytes.chunks_exact(2).map(|c| half::bf16::from_le_bytes([c[0], c[1]]).to_f32()).collect(),
         _ => return None,
     })

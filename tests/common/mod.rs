@@ -173,6 +173,11 @@ pub fn down_bias_in_memory(model: &Model, l: usize) -> Vec<f32> {
 /// Every activation row entering ffn_down during the prompt's prefill by a plain
 /// session of `model`, per layer, rows of the layer's width one after another.
 pub fn prompt_ffn_rows(model: &Model, prompt: &str) -> Vec<Vec<f32>> {
+    prompt_ffn_rows_batched(model, prompt, 64)
+}
+
+/// [`prompt_ffn_rows`] with the prompt decoded in batches of `n_batch` tokens.
+pub fn prompt_ffn_rows_batched(model: &Model, prompt: &str, n_batch: u32) -> Vec<Vec<f32>> {
     struct Rows(std::sync::Arc<std::sync::Mutex<Vec<Vec<f32>>>>, String);
     impl TensorObserver for Rows {
         fn wants(&mut self, name: &str) -> bool {
@@ -186,7 +191,7 @@ pub fn prompt_ffn_rows(model: &Model, prompt: &str) -> Vec<Vec<f32>> {
     let info = ModelInfo::from_gguf(model.gguf()).unwrap();
     let rows = std::sync::Arc::new(std::sync::Mutex::new(vec![Vec::new(); info.n_layer]));
     let prefix = format!("{}-", info.ffn_activation.unwrap().node_name());
-    let mut s = Session::new(model, SessionOptions { n_ctx: 128, n_batch: 64, threads: 2, observer: Some(Box::new(Rows(rows.clone(), prefix))) }).unwrap();
+    let mut s = Session::new(model, SessionOptions { n_ctx: 128, n_batch, threads: 2, observer: Some(Box::new(Rows(rows.clone(), prefix))) }).unwrap();
     s.decode(&model.tokenize(prompt, true, false), false).unwrap();
     drop(s);
     let r = rows.lock().unwrap().clone();

@@ -1,0 +1,167 @@
+//! The prompt refit ([`super::refit`]) run while the prompt is prefilled, so that
+//! its memory stays bounded.
+//!
+//! Fitting after the prefill would hold every sparsified layer's activation rows at
+//! once (T x the loaded width x 4 bytes per layer: 78 KiB per token on Gemma-3-270M
+//! at gamma 0.7) plus every layer's change D until the install. Here the vote
+//! observer hands each layer over as soon as its activations are complete (the
+//! callback of its last batch); once as many layers as the session has threads are
+//! complete, their sets are chosen, they are fitted together (one layer per thread,
+//! as the fits after the prefill were), and their rows are freed. When decode
+//! reorders in place, each fitted layer is installed (reordered, its computed
+//! `ffn_down` columns and bias changed) at the next observed layer's callback, whose
+//! node comes after the layer's own FFN in the graph, so nothing of this prefill
+//! reads the layer's weights again; its D is freed then. Left for after the prefill:
+//! the last fitted layers' install, any layer whose rows never completed (the last
+//! layer of a model, which llama.cpp computes for the output tokens only) or that
+//! waits for a partner, and, with gathered copies, every layer's D.
+//!
+//! Bounded: for a prompt of up to one batch (`n_batch`, 512 tokens), the rows and
+//! fit buffers of `threads` layers at a time. A longer prompt holds every layer's
+//! rows of its earlier batches until its last batch reaches that layer.
+
+use crate::engine::Model;
+
+use super::refit::{prompt_refit, PromptRefit};
+use super::select::{compute_set, Votes};
+
+/// Where a layer stands in the current prompt.
+#[derive(Debug, Default)]
+pub enum LayerFit {
+    /// Not fitted yet (or not fitted during the prefill).
+    #[default]
+    Waiting,
+    /// Fitted; not yet installed.
+    Fitted { set: Vec<u32>, fit: PromptRefit },
+    /// Reordered in place with its fit applied; `swapped` neurons moved.
+    Installed { set: Vec<u32>, swapped: usize },
+}
+
+/// What the vote observer needs to fit layers during the prefill, and what it did.
+#[derive(Debug)]
+pub struct PrefillFit {
+    ridge: f64,
+    /// Layers fitted at once, one per thread.
+    threads: usize,
+    /// The prompt's tokens: a layer's rows are complete when this many have voted.
+    prompt_tokens: u64,
+    /// Install each fitted layer in place during the prefill.
+    in_place: bool,
+    /// Per layer: the static positions and how many dynamic ones (`None`: dense).
+    plan: Vec<Option<(Vec<u32>, usize)>>,
+    /// Layers whose rows are complete, waiting for enough others to fit together.
+    ready: Vec<usize>,
+    /// Per layer: what was done.
+    pub layers: Vec<LayerFit>,
+    /// The first failure inside the callback (reported after the prefill).
+    pub error: Option<anyhow::Error>,
+}
+
+impl PrefillFit {
+    /// A job for a prompt of `prompt_tokens` tokens, fitting `threads` layers at
+    /// once; `plan` gives each sparsified layer's static positions and dynamic count.
+    pub fn new(ridge: f64, threads: usize, prompt_tokens: usize, in_place: bool, plan: Vec<Option<(Vec<u32>, usize)>>) -> PrefillFit {
+        let layers = plan.iter().map(|_| LayerFit::Waiting).collect();
+        PrefillFit { ridge, threads: threads.max(1), prompt_tokens: prompt_tokens as u64, in_place, plan, ready: Vec::new(), layers, error: None }
+    }
+
+    /// Called by the observer after layer `l`'s rows of a batch were added to
+    /// `votes`: once `l`'s rows are complete it waits until `threads` layers are,
+    /// then they are fitted together (their rows freed), and the fitted layers
+    /// before `l` are installed (in place).
+    pub fn after_rows(&mut self, model: &Model, l: usize, votes: &mut Votes) {
+        if self.error.is_some() {
+            return;
+        }
+        if let Err(e) = self.step(model, l, votes) {
+            self.error = Some(e);
+        }
+    }
+
+    fn step(&mut self, model: &Model, l: usize, votes: &mut Votes) -> anyhow::Result<()> {
+        if votes.tokens.get(l) == Some(&self.prompt_tokens) && matches!(self.layers.get(l), Some(LayerFit::Waiting)) && !self.ready.contains(&l) {
+            self.ready.push(l);
+            if self.ready.len() >= self.threads {
+                self.fit_ready(model, votes)?;
+            }
+        }
+        if self.in_place {
+            for p in 0..l.min(self.layers.len()) {
+                self.install(model, p)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Fits every layer that still has rows (after the prefill: those whose rows
+    /// never completed, e.g. a model's last layer, which llama.cpp computes for the
+    /// output tokens only, and those waiting for a partner).
+    pub fn fit_rest(&mut self, model: &Model, votes: &mut Votes) -> anyhow::Result<()> {
+        for l in 0..self.layers.len() {
+            if matches!(self.layers[l], LayerFit::Waiting) && matches!(votes.rows.get(l), Some(Some(_))) && !self.ready.contains(&l) {
+                self.ready.push(l);
+            }
+        }
+        while !self.ready.is_empty() {
+            self.fit_ready(model, votes)?;
+        }
+        Ok(())
+    }
+
+    /// Fits up to `threads` ready layers at once, one per thread: chooses each set
+    /// from `votes`, fits it on its rows and frees them.
+    fn fit_ready(&mut self, model: &Model, votes: &mut Votes) -> anyhow::Result<()> {
+        let take = self.ready.len().min(self.threads);
+        let mut jobs = Vec::with_capacity(take);
+        for l in self.ready.drain(..take) {
+            let (Some(Some((stat, n_dynamic))), Some(Some(v))) = (self.plan.get(l), votes.layers.get(l)) else { continue };
+            let set = compute_set(v, stat, *n_dynamic);
+            let rows = votes.rows.get_mut(l).and_then(Option::take).unwrap_or_default();
+            jobs.push((l, set, rows, loaded_down(model, l)?));
+        }
+        let ridge = self.ridge;
+        let fits: Vec<anyhow::Result<PromptRefit>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = jobs.iter().map(|(_, set, rows, (w, n_embd, n_loaded))| scope.spawn(move || prompt_refit(w, *n_embd, *n_loaded, rows, set, ridge))).collect();
+            handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err(anyhow::anyhow!("the refit's thread panicked")))).collect()
+        });
+        for ((l, set, _, _), fit) in jobs.into_iter().zip(fits) {
+            let fit = fit.map_err(|e| e.context(format!("--decode-refit, layer {l}")))?;
+            self.layers[l] = LayerFit::Fitted { set, fit };
+        }
+        Ok(())
+    }
+
+    /// Reorders layer `l` in place and applies its fit, if it is fitted and not yet installed.
+    pub fn install(&mut self, model: &Model, l: usize) -> anyhow::Result<()> {
+        if !matches!(self.layers[l], LayerFit::Fitted { .. }) {
+            return Ok(());
+        }
+        if let LayerFit::Fitted { set, fit } = std::mem::take(&mut self.layers[l]) {
+            let swapped = install_in_place(model, l, &set, Some(&fit))?;
+            self.layers[l] = LayerFit::Installed { set, swapped };
+        }
+        Ok(())
+    }
+}
+
+/// Reorders layer `l` (in file order) so that `set` comes first and, with a fit,
+/// changes its computed `ffn_down` columns and its bias. Returns the neurons moved.
+pub fn install_in_place(model: &Model, l: usize, set: &[u32], fit: Option<&PromptRefit>) -> anyhow::Result<usize> {
+    let swapped = model.place_ffn_prefix(l, set)?;
+    if let Some(fit) = fit {
+        model.shift_ffn_down_prefix(l, set.len(), &fit.columns)?;
+        model.shift_ffn_down_bias(l, &fit.bias)?;
+    }
+    Ok(swapped)
+}
+
+/// Layer `l`'s loaded `ffn_down` as floats (`n_embd` rows of `n_loaded`), from
+/// llama.cpp's host copy where it holds one in file layout (in file order when
+/// called: before the layer is reordered), else the file.
+pub fn loaded_down(model: &Model, l: usize) -> anyhow::Result<(Vec<f32>, usize, usize)> {
+    use crate::profile::weights::{down_matrix, down_matrix_of};
+    match model.host_tensor_bytes(&format!("blk.{l}.ffn_down.weight")) {
+        Some(bytes) => down_matrix_of(model.gguf(), l, bytes),
+        None => down_matrix(model.gguf(), l),
+    }
+}
