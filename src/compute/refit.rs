@@ -38,8 +38,21 @@ pub struct PromptRefit {
 /// positions (sorted); `ridge`: lambda's factor (> 0). Each buffer is freed as soon
 /// as it is used up, so that the fit's peak memory stays near its largest three.
 pub fn prompt_refit(w: &[f32], n_embd: usize, n_loaded: usize, rows: &[f32], set: &[u32], ridge: f64) -> anyhow::Result<PromptRefit> {
+    ensure!(w.len() == n_embd * n_loaded, "prompt refit: ffn_down of the wrong size");
+    let row = |e: usize, out: &mut Vec<f32>| -> anyhow::Result<()> {
+        out.clear();
+        out.extend_from_slice(&w[e * n_loaded..(e + 1) * n_loaded]);
+        Ok(())
+    };
+    prompt_refit_rows(&row, n_embd, n_loaded, rows.to_vec(), set, ridge)
+}
+
+/// [`prompt_refit`] reading `ffn_down` a row at a time: `w_row(e, out)` puts row `e`
+/// (`n_loaded` values) in `out`, so that the whole matrix is never held as floats;
+/// the activation rows are freed once read.
+pub fn prompt_refit_rows(w_row: &dyn Fn(usize, &mut Vec<f32>) -> anyhow::Result<()>, n_embd: usize, n_loaded: usize, rows: Vec<f32>, set: &[u32], ridge: f64) -> anyhow::Result<PromptRefit> {
     ensure!(ridge > 0.0 && ridge.is_finite(), "--decode-refit's ridge must be positive, got {ridge}");
-    ensure!(w.len() == n_embd * n_loaded && rows.len().is_multiple_of(n_loaded.max(1)), "prompt refit: ffn_down or activations of the wrong size");
+    ensure!(rows.len().is_multiple_of(n_loaded.max(1)), "prompt refit: activations of the wrong size");
     let t = rows.len().checked_div(n_loaded).unwrap_or(0);
     let k = set.len();
     let mut computed = vec![false; n_loaded];
@@ -59,12 +72,19 @@ pub fn prompt_refit(w: &[f32], n_embd: usize, n_loaded: usize, rows: &[f32], set
     let mut rt = vec![0f32; t * n_embd];
     let skipped_mean: Vec<f64> = {
         let xs = centred(&skipped);
-        let ws: Vec<f32> = (0..n_embd).flat_map(|e| skipped.iter().map(move |&p| w[e * n_loaded + p])).collect();
+        let mut ws: Vec<f32> = Vec::with_capacity(n_embd * s);
+        let mut w = Vec::with_capacity(n_loaded);
+        for e in 0..n_embd {
+            w_row(e, &mut w)?;
+            ensure!(w.len() == n_loaded, "prompt refit: ffn_down row {e} has {} values, not {n_loaded}", w.len());
+            ws.extend(skipped.iter().map(|&p| w[p]));
+        }
         matmul(View::row_major(&xs, t, s), View::row_major(&ws, n_embd, s).t(), &mut rt)?;
         // W_S mu_S, for the bias.
         (0..n_embd).map(|e| skipped.iter().enumerate().map(|(i, &p)| f64::from(ws[e * s + i]) * mean[p]).sum()).collect()
     };
     let xc = centred(&set_us);
+    drop(rows);
     // G = X_C X_C^T + lambda I (T x T).
     let mut g: Vec<f64> = {
         let mut gram = vec![0f32; t * t];
