@@ -439,9 +439,7 @@ impl<'m> SelectiveSession<'m> {
             }
         }
         for (l, lp) in self.plan.layers.iter().enumerate() {
-            let (Some(lp), Some(v)) = (lp, &votes.layers[l]) else {
-                continue;
-            };
+            let (Some(lp), Some(v)) = (lp, &votes.layers[l]) else { continue };
             if sets[l].is_empty() {
                 sets[l] = compute_set(v, &lp.static_positions, self.plan.computed(lp) - lp.static_positions.len());
             }

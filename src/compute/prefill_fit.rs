@@ -143,13 +143,10 @@ impl PrefillFit {
 
     /// Reorders layer `l` in place and applies its fit, if it is fitted and not yet installed.
     pub fn install(&mut self, model: &Model, l: usize) -> anyhow::Result<()> {
-        if !matches!(self.layers[l], LayerFit::Fitted { .. }) {
-            return Ok(());
-        }
-        if let LayerFit::Fitted { set, fit } = std::mem::take(&mut self.layers[l]) {
-            let swapped = install_in_place(model, l, &set, Some(&fit))?;
-            self.layers[l] = LayerFit::Installed { set, swapped };
-        }
+        self.layers[l] = match std::mem::take(&mut self.layers[l]) {
+            LayerFit::Fitted { set, fit } => LayerFit::Installed { swapped: install_in_place(model, l, &set, Some(&fit))?, set },
+            other => other,
+        };
         Ok(())
     }
 }
