@@ -408,10 +408,10 @@ impl<'m> SelectiveSession<'m> {
         }
         // The refit's job (its fits, and layers already installed) and any rows not
         // yet fitted move out rather than being copied.
-        let (votes, mut rows, job) = {
+        let (mut votes, job) = {
             let mut s = self.state.lock().unwrap();
             let rows = std::mem::take(&mut s.votes.rows);
-            (s.votes.clone(), rows, s.fit.take())
+            (Votes { rows, ..s.votes.clone() }, s.fit.take())
         };
         let model = self.session.model();
         let mut shapes = Vec::new();
@@ -422,7 +422,7 @@ impl<'m> SelectiveSession<'m> {
             if let Some(e) = job.error.take() {
                 return Err(e);
             }
-            job.fit_rest(model, &mut Votes { rows: std::mem::take(&mut rows), ..votes.clone() })?;
+            job.fit_rest(model, &mut votes)?;
             for l in 0..self.plan.layers.len() {
                 match std::mem::take(&mut job.layers[l]) {
                     LayerFit::Waiting => {}
@@ -526,20 +526,22 @@ fn add_to_floats((ty, bytes): &mut (GgmlType, Vec<u8>), delta: &[f32]) -> anyhow
 
 /// sum over the loaded positions p not in `set` of W_down[:, p] x sums[p] / tokens:
 /// the mean contribution over a prompt's `tokens` of the neurons decode skips. Reads
-/// llama.cpp's own `ffn_down` where it holds it in file layout in host memory (in
-/// file order here: the selection has not reordered it yet), else the file.
+/// `ffn_down` as [`prefill_fit::loaded_down`] does (in file order here: the selection
+/// has not reordered it yet).
 fn skipped_contribution(model: &Model, l: usize, set: &[u32], sums: &[f64], tokens: u64) -> anyhow::Result<Vec<f32>> {
-    use crate::profile::weights::{down_matrix, down_matrix_of};
-    let g = model.gguf();
-    let (w, n_embd, n_ff) = match model.host_tensor_bytes(&format!("blk.{l}.ffn_down.weight")) {
-        Some(bytes) => down_matrix_of(g, l, bytes)?,
-        None => down_matrix(g, l)?,
-    };
+    let down = prefill_fit::loaded_down(model, l)?;
+    let n_ff = down.n_ff;
     ensure!(sums.len() == n_ff, "layer {l}: {} activation sums for {n_ff} loaded neurons", sums.len());
     let mut skipped = vec![tokens > 0; n_ff];
     set.iter().for_each(|&p| skipped[p as usize] = false);
     let mean: Vec<(usize, f64)> = (0..n_ff).filter(|&p| skipped[p]).map(|p| (p, sums[p] / tokens as f64)).collect();
-    Ok((0..n_embd).map(|e| mean.iter().map(|&(p, m)| f64::from(w[e * n_ff + p]) * m).sum::<f64>() as f32).collect())
+    let mut w = Vec::new();
+    (0..down.n_embd)
+        .map(|e| {
+            down.row(e, &mut w)?;
+            Ok(mean.iter().map(|&(p, m)| f64::from(w[p]) * m).sum::<f64>() as f32)
+        })
+        .collect()
 }
 
 /// Shape and types of layer `l`'s compacted weights with `k` neurons: gate/up keep

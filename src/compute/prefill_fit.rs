@@ -20,10 +20,12 @@
 //! fit buffers of `threads` layers at a time. A longer prompt holds every layer's
 //! rows of its earlier batches until its last batch reaches that layer.
 
-use anyhow::{ensure, Context};
+use std::borrow::Cow;
+
+use anyhow::Context;
 
 use crate::engine::Model;
-use crate::gguf::GgmlType;
+use crate::profile::weights::DownRows;
 
 use super::refit::{prompt_refit_rows, PromptRefit};
 use super::select::{compute_set, Votes};
@@ -120,7 +122,7 @@ impl PrefillFit {
             let (Some(Some((stat, n_dynamic))), Some(Some(v))) = (self.plan.get(l), votes.layers.get(l)) else { continue };
             let set = compute_set(v, stat, *n_dynamic);
             let rows = votes.rows.get_mut(l).and_then(Option::take).unwrap_or_default();
-            jobs.push((l, set, rows, LoadedDown::of(model, l)?));
+            jobs.push((l, set, rows, loaded_down(model, l)?));
         }
         let ridge = self.ridge;
         let fits: Vec<anyhow::Result<PromptRefit>> = std::thread::scope(|scope| {
@@ -129,7 +131,7 @@ impl PrefillFit {
                 .map(|(_, set, rows, down)| {
                     let rows = std::mem::take(rows);
                     let (set, down) = (&*set, &*down);
-                    scope.spawn(move || prompt_refit_rows(&|e, out| down.row(e, out), down.n_embd, down.n_loaded, rows, set, ridge))
+                    scope.spawn(move || prompt_refit_rows(&|e, out| down.row(e, out), down.n_embd, down.n_ff, rows, set, ridge))
                 })
                 .collect();
             handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err(anyhow::anyhow!("the refit's thread panicked")))).collect()
@@ -162,38 +164,17 @@ pub fn install_in_place(model: &Model, l: usize, set: &[u32], fit: Option<&Promp
     Ok(swapped)
 }
 
-/// Layer `l`'s loaded `ffn_down` in its own type, read a row at a time as floats:
-/// llama.cpp's host copy where it holds one in file layout (in file order when
-/// used: before the layer is reordered), else the file's bytes.
-struct LoadedDown<'m> {
-    bytes: std::borrow::Cow<'m, [u8]>,
-    ty: GgmlType,
-    row_bytes: usize,
-    n_embd: usize,
-    n_loaded: usize,
-}
-
-impl<'m> LoadedDown<'m> {
-    fn of(model: &'m Model, l: usize) -> anyhow::Result<LoadedDown<'m>> {
-        let g = model.gguf();
-        let name = format!("blk.{l}.ffn_down.weight");
-        let t = g.tensor(&name).with_context(|| format!("{} has no {name}", g.path.display()))?;
-        ensure!(t.dims.len() == 2, "{name} of {} is not 2-D", g.path.display());
-        let (n_loaded, n_embd) = (t.dims[0] as usize, t.dims[1] as usize);
-        let row_bytes = t.ty.row_bytes(n_loaded as u64).with_context(|| format!("cannot size rows of {name}"))? as usize;
-        let bytes = match model.host_tensor_bytes(&name) {
-            Some(b) => std::borrow::Cow::Borrowed(b),
-            None => std::borrow::Cow::Owned(g.read_tensor_data(t)?),
-        };
-        ensure!(bytes.len() >= row_bytes * n_embd, "{name}: {} bytes for {n_embd} rows of {row_bytes}", bytes.len());
-        Ok(LoadedDown { bytes, ty: t.ty, row_bytes, n_embd, n_loaded })
-    }
-
-    /// Row `e` as floats (exact for F32/F16/BF16, dequantized otherwise).
-    fn row(&self, e: usize, out: &mut Vec<f32>) -> anyhow::Result<()> {
-        let raw = &self.bytes[e * self.row_bytes..(e + 1) * self.row_bytes];
-        let values = crate::util::floats::decode_floats(raw, self.ty).or_else(|| crate::engine::dequantize(self.ty.0, raw, self.n_loaded));
-        *out = values.with_context(|| format!("cannot dequantize ffn_down ({})", self.ty))?;
-        Ok(())
-    }
+/// Layer `l`'s loaded `ffn_down`, read a row at a time: llama.cpp's host copy
+/// where it holds one in file layout (in file order when used: before the layer is
+/// reordered), else the file's bytes.
+pub fn loaded_down(model: &Model, l: usize) -> anyhow::Result<DownRows<'_>> {
+    let g = model.gguf();
+    let bytes = match model.host_tensor_bytes(&format!("blk.{l}.ffn_down.weight")) {
+        Some(b) => Cow::Borrowed(b),
+        None => {
+            let name = format!("blk.{l}.ffn_down.weight");
+            Cow::Owned(g.read_tensor_data(g.tensor(&name).with_context(|| format!("{} has no {name}", g.path.display()))?)?)
+        }
+    };
+    DownRows::of(g, l, bytes)
 }
