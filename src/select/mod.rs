@@ -4,10 +4,11 @@
 //! random ablation), decides per layer which neurons to keep ([`plan`]), and writes
 //! a new GGUF ([`rewrite`]) in which `ffn_gate`/`ffn_up` keep only those rows and
 //! `ffn_down` only those columns. The selection is recorded in the file's metadata
-//! ([`SliceMeta`]) so later stages work from the file alone.
+//! ([`meta::SliceMeta`]) so later stages work from the file alone.
 
 pub mod budget;
 pub mod mask;
+pub mod meta;
 pub mod plan;
 pub mod refit;
 pub mod rewrite;
@@ -16,4 +17,5 @@ pub mod validate;
 
 pub use mask::NeuronMask;
 pub use plan::{default_layer_range, keep_from_profile, keep_random, LayerKeep};
-pub use rewrite::{slice_model, slice_model_with, DownLayout, SliceMeta, SliceReport, SliceRequest, SliceSource};
+pub use meta::SliceMeta;
+pub use rewrite::{slice_model, slice_model_with, DownLayout, SliceReport, SliceRequest, SliceSource};

@@ -10,14 +10,13 @@
 
 use std::collections::HashSet;
 
-use super::SliceMeta;
+use super::meta::{key, SliceMeta};
 use crate::gguf::{GgufFile, Value};
 use crate::model::ModelInfo;
 
 /// Why the selection does not fit the file; the message names the key.
 pub fn check(g: &GgufFile, meta: &SliceMeta) -> Result<(), String> {
     let info = ModelInfo::from_gguf(g).map_err(|e| e.to_string())?;
-    let key = |k: &str| format!("{}{k}", super::rewrite::META_PREFIX);
     match g.get(&key("format")).and_then(Value::as_u64) {
         Some(1) => {}
         other => return Err(format!("{} is {other:?}; this build reads format 1", key("format"))),
@@ -68,7 +67,7 @@ pub fn check(g: &GgufFile, meta: &SliceMeta) -> Result<(), String> {
 /// One sliced layer: the raw lists (so that values beyond u32 are not silently
 /// truncated), their lengths, ranges, distinctness, and the static prefix.
 fn check_layer(g: &GgufFile, l: usize, width: u64, source: u64) -> Result<(), String> {
-    let name = |what: &str| format!("{}blk.{l}.{what}", super::rewrite::META_PREFIX);
+    let name = |what: &str| key(&format!("blk.{l}.{what}"));
     let raw = |what: &str| -> Result<Vec<u64>, String> {
         let k = name(what);
         let v = g.get(&k).ok_or_else(|| format!("{k} is missing (layer {l} is sliced)"))?;

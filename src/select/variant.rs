@@ -25,6 +25,7 @@ use std::path::Path;
 
 use anyhow::{bail, ensure, Context};
 
+use super::meta::key;
 use super::plan::{count, LayerKeep};
 use crate::gguf::{GgufFile, Value};
 use crate::model::ModelInfo;
@@ -212,10 +213,6 @@ impl Default for SliceVariant {
     fn default() -> SliceVariant {
         SliceVariant { importance: Importance::Activation, budget: Budget::Uniform, budget_floor: 0.4, compensation: Compensation::None, secondary: Secondary::Model, computed_fit: ComputedFit::default() }
     }
-}
-
-fn key(s: &str) -> String {
-    format!("{}{s}", super::rewrite::META_PREFIX)
 }
 
 impl SliceVariant {
