@@ -148,16 +148,16 @@ fn slices_a_quantized_base_neuron_major_and_resumes() {
     assert!(readme.contains("| selectinfer (base=q8_0,down=neurons) "), "{readme}");
 }
 
-/// Selection variants are paired with today's default of the same memory, and
+/// Selection variants are paired with the paper's selection of the same memory, and
 /// the README states the rule for changing a default per variant setting.
 #[test]
-fn variants_are_paired_with_the_default_of_the_same_bytes() {
+fn variants_are_paired_with_the_papers_selection_of_the_same_bytes() {
     let (dir, rows) = run_methods("  - method: selectinfer\n  - {method: selectinfer, vote: signed}\n  - {method: selectinfer, compensate: mean}\n  - {method: selectinfer, secondary: task}\n");
     let res = dir.path().join("results/exp");
     assert_eq!(rows.iter().map(|r| r.variant.as_str()).collect::<Vec<_>>(), ["", "vote=signed", "compensation=mean", "secondary=task"]);
     let readme = std::fs::read_to_string(res.join("README.md")).unwrap();
-    let section = readme.split("## Selection variants against today's default").nth(1).unwrap_or_else(|| panic!("{readme}"));
-    // One paired row per variant, against the default's file, whose point is the
+    let section = readme.split("## Selection variants against the paper's selection").nth(1).unwrap_or_else(|| panic!("{readme}"));
+    // One paired row per variant, against the paper's selection's file, whose point is the
     // difference of the two rows' scores.
     let cells = |l: &str| l.split('|').map(str::trim).filter(|c| !c.is_empty()).map(String::from).collect::<Vec<_>>();
     let table: Vec<Vec<String>> = section.lines().filter(|l| l.starts_with('|')).map(cells).collect();
@@ -167,7 +167,7 @@ fn variants_are_paired_with_the_default_of_the_same_bytes() {
         let f1 = r.f1.unwrap() - rows[0].f1.unwrap();
         assert!(line[7].contains(&format!("F1 {f1:+.1} [")), "{line:?}: expected {f1:+.1}");
     }
-    assert!(!table.iter().any(|c| c[2] == "selectinfer"), "the default is not its own variant: {section}");
+    assert!(!table.iter().any(|c| c[2] == "selectinfer"), "the paper's selection is not its own variant: {section}");
     // The rule table: one task paired, so the rule is not met.
     let rule: Vec<&Vec<String>> = table.iter().filter(|c| c[1].starts_with("tiny.F16.TASK-load0.7")).collect();
     assert_eq!(rule.len(), 3, "{section}");

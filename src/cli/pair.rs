@@ -2,7 +2,7 @@
 //! the same evaluation examples (two `eval --outputs` files, or two cells of an
 //! experiment's `outputs/`), with paired-bootstrap intervals
 //! ([`crate::eval::bootstrap`]): how two variants compare directly, where an
-//! experiment report pairs each with the reference and today's default.
+//! experiment report pairs each with the reference and the paper's selection.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

@@ -6,8 +6,8 @@
 //! - the paired difference of each method to the reference cell of the same model,
 //!   task, dataset, shots and example count (so the same example ids), with its
 //!   paired-bootstrap interval;
-//! - the paired difference of each selection variant to today's default (see
-//!   [`default_twin`]), the comparison that decides whether a default changes;
+//! - the paired difference of each selection variant to the paper's selection (see
+//!   [`paper_twin`]), the comparison by which the refit became the default;
 //! - the interval of a row written before rows carried one.
 //!
 //! Outputs that do not reproduce their row's scores (a stale file) are not used.
@@ -34,9 +34,9 @@ pub type Paired = HashMap<usize, Vec<(Metric, Interval)>>;
 pub struct Pairs {
     /// To the reference cell, by row index.
     pub reference: Paired,
-    /// For a selection variant's row: the row of today's default it is paired
-    /// with, and the differences (variant minus default).
-    pub default: HashMap<usize, (usize, Vec<(Metric, Interval)>)>,
+    /// For a selection variant's row: the row of the paper's selection it is
+    /// paired with, and the differences (variant minus the paper's selection).
+    pub paper: HashMap<usize, (usize, Vec<(Metric, Interval)>)>,
 }
 
 /// Reads an outputs file: (id, answer) per line.
@@ -76,7 +76,7 @@ fn score_outputs(task: Task, outputs: &[(String, String)], eval: &[Example], row
 
 /// Fills the interval columns `rows` lack from the outputs in `outputs_dir`, and
 /// returns each row's paired differences to its reference cell and, for a
-/// selection variant, to today's default.
+/// selection variant, to the paper's selection.
 pub fn compute(e: &Experiment, cells: &[Cell], rows: &mut [EvalRow], outputs_dir: &Path) -> anyhow::Result<Pairs> {
     let mut split_sizes = HashMap::new();
     let mut datasets: HashMap<(PathBuf, Task), Vec<Example>> = HashMap::new();
@@ -123,15 +123,15 @@ pub fn compute(e: &Experiment, cells: &[Cell], rows: &mut [EvalRow], outputs_dir
         let Some(base) = base else { continue };
         out.insert(sys.row, differences(sys, base)?);
     }
-    let mut default = HashMap::new();
+    let mut paper = HashMap::new();
     for (i, sys) in scored.iter().enumerate() {
         let Some(sys) = sys else { continue };
         let bytes = |j: usize| scored[j].as_ref().map(|s| rows[s.row].weight_bytes);
-        let Some(j) = default_twin(e, cells, i, &bytes) else { continue };
+        let Some(j) = paper_twin(e, cells, i, &bytes) else { continue };
         let base = scored[j].as_ref().expect("twins are scored");
-        default.insert(sys.row, (base.row, differences(sys, base)?));
+        paper.insert(sys.row, (base.row, differences(sys, base)?));
     }
-    Ok(Pairs { reference: out, default })
+    Ok(Pairs { reference: out, paper })
 }
 
 /// The paired differences `sys - base` of every metric, over the same resamples.
@@ -140,8 +140,8 @@ fn differences(sys: &Scored, base: &Scored) -> anyhow::Result<Vec<(Metric, Inter
     Ok(sys.stats.iter().zip(&base.stats).map(|((m, s), (_, b))| paired(s, b, &sets).map(|iv| (*m, iv))).collect::<Result<Vec<_>, _>>()?)
 }
 
-/// Whether a profile-slice cell uses today's default selection: the paper's
-/// ranking over the default layers with the experiment's static share, and, if
+/// Whether a profile-slice cell uses the paper's selection (the default until the
+/// refit, docs/selection.md): the paper's ranking over the default layers with the experiment's static share, and, if
 /// it computes, the |activation| vote with the experiment's alpha.
 fn paper_selection(e: &Experiment, c: &Cell) -> bool {
     let close = |a: f64, b: f64| (a - b).abs() < 1e-9;
@@ -155,20 +155,20 @@ fn paper_selection(e: &Experiment, c: &Cell) -> bool {
         && c.compute.is_none_or(|(_, alpha)| close(alpha, e.defaults.token_share.0))
 }
 
-/// Largest relative difference in weight bytes at which a default cell counts as
+/// Largest relative difference in weight bytes at which a paper's-selection cell counts as
 /// spending the same memory as a variant (a compensation bias adds n_embd x 4
 /// bytes per layer).
 const SAME_BYTES: f64 = 0.01;
 
-/// The cell of today's default that selection variant `i` is compared with: the
+/// The cell of the paper's selection that selection variant `i` is compared with: the
 /// same method, model, task, examples, shots, phi, base file and `ffn_down`
 /// layout, with the paper's selection, whose row holds the same weight bytes
 /// (within [`SAME_BYTES`]; the closest if several). So a variant at gamma 0.55
-/// pairs with the default at 0.55, and a narrower layer range at a lower gamma
-/// with the default that spends the same bytes over the default range. None for
-/// a cell of the default itself or without such a cell. `bytes(j)`: the weight
+/// pairs with the paper's selection at 0.55, and a narrower layer range at a lower
+/// gamma with the paper's selection that spends the same bytes over the default
+/// range. None for a cell of the paper's selection itself or without such a cell. `bytes(j)`: the weight
 /// bytes of cell j's row (None: no scored row).
-fn default_twin(e: &Experiment, cells: &[Cell], i: usize, bytes: &dyn Fn(usize) -> Option<u64>) -> Option<usize> {
+fn paper_twin(e: &Experiment, cells: &[Cell], i: usize, bytes: &dyn Fn(usize) -> Option<u64>) -> Option<usize> {
     let c = &cells[i];
     let Prep::ProfileSlice { base, down, .. } = &c.prep else { return None };
     if paper_selection(e, c) || c.mem_cap.is_some() || c.speed_only.is_some() {
@@ -199,11 +199,11 @@ fn default_twin(e: &Experiment, cells: &[Cell], i: usize, bytes: &dyn Fn(usize) 
 mod tests {
     use super::*;
 
-    /// Which default cell each variant of a small sweep is paired with, by the
-    /// rule of `default_twin`: same method, task and phi, the paper's selection,
+    /// Which cell of the paper's selection each variant of a small sweep is paired
+    /// with, by the rule of `paper_twin`: same method, task and phi, the paper's selection,
     /// the same weight bytes.
     #[test]
-    fn each_variant_pairs_with_the_default_that_spends_the_same_bytes() {
+    fn each_variant_pairs_with_the_papers_selection_that_spends_the_same_bytes() {
         let e = Experiment::parse(
             "models: [{name: m, source: m.gguf, profile: p}]
 tasks: [{task: qa, examples: 10, shots: 1}]
@@ -233,16 +233,16 @@ methods:
             let bias = matches!(&c.prep, Prep::ProfileSlice { variant, .. } if variant.compensation != SliceVariant::default().compensation);
             Some((kept * 1000.0 * if bias { 1.001 } else { 1.0 }).round() as u64)
         };
-        let twins: Vec<Option<usize>> = (0..cells.len()).map(|i| default_twin(&e, &cells, i, &bytes)).collect();
-        // Cells in file order: reference, default 0.7, default 0.55, compensate,
+        let twins: Vec<Option<usize>> = (0..cells.len()).map(|i| paper_twin(&e, &cells, i, &bytes)).collect();
+        // Cells in file order: reference, the paper's selection at 0.7 and 0.55, compensate,
         // contribution 0.55, signed, alpha 0.4, layers, signed at phi 0.5,
         // dense-loaded, dense-loaded compensate.
         assert_eq!(twins, [None, None, None, Some(1), Some(2), Some(1), Some(1), Some(1), None, None, Some(9)]);
-        // Without the default's row there is nothing to pair with.
-        let no_default = |j: usize| if j == 1 { None } else { bytes(j) };
-        assert_eq!(default_twin(&e, &cells, 3, &no_default), None);
+        // Without the paper's selection's row there is nothing to pair with.
+        let no_paper = |j: usize| if j == 1 { None } else { bytes(j) };
+        assert_eq!(paper_twin(&e, &cells, 3, &no_paper), None);
         // Bytes more than 1% apart are not the same memory.
         let off = |j: usize| if j == 6 { bytes(j).map(|b| b * 102 / 100) } else { bytes(j) };
-        assert_eq!(default_twin(&e, &cells, 6, &off), None);
+        assert_eq!(paper_twin(&e, &cells, 6, &off), None);
     }
 }

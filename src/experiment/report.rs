@@ -144,27 +144,27 @@ pub fn task_table(e: &Experiment, rows: &[EvalRow], order: &[usize], task: &str,
     Some(t.to_markdown())
 }
 
-/// The primary score's difference to today's default of row `i`, if paired.
+/// The primary score's difference to the paper's selection of row `i`, if paired.
 fn primary_difference(rows: &[EvalRow], pairs: &Pairs, i: usize) -> Option<(Task, Interval)> {
     let task = Task::from_name(&rows[i].task)?;
-    let (_, diffs) = pairs.default.get(&i)?;
+    let (_, diffs) = pairs.paper.get(&i)?;
     diffs.iter().find(|(m, _)| *m == Metric::primary(task)).map(|(_, iv)| (task, *iv))
 }
 
-/// The "against today's default" section: every selection variant's paired
-/// difference to the default cell with the same memory (per task and metric),
+/// The "against the paper's selection" section: every selection variant's paired
+/// difference to the paper's-selection cell with the same memory (per task and metric),
 /// then, per variant setting, the rule for changing a default: the primary
 /// score's interval excludes zero upwards on at least two tasks and downwards on
 /// none.
 pub fn variant_tables(e: &Experiment, rows: &[EvalRow], order: &[usize], pairs: &Pairs) -> Option<String> {
-    let picked: Vec<usize> = order.iter().copied().filter(|i| pairs.default.contains_key(i)).collect();
+    let picked: Vec<usize> = order.iter().copied().filter(|i| pairs.paper.contains_key(i)).collect();
     if picked.is_empty() {
         return None;
     }
-    let mut t = Table::new(["model", "file", "method", "compute φ", "α", "task", "today's default (file)", "Δ vs default [95% CI]"]);
+    let mut t = Table::new(["model", "file", "method", "compute φ", "α", "task", "the paper's selection (file)", "Δ vs the paper's [95% CI]"]);
     for &i in &picked {
         let r = &rows[i];
-        let (j, diffs) = &pairs.default[&i];
+        let (j, diffs) = &pairs.paper[&i];
         let s = setting(r);
         let d = diffs.iter().map(|(m, iv)| format!("{} {}", m.label(), difference(Some(iv)))).collect::<Vec<_>>().join("; ");
         t.row([model_cell(e, r), r.model.clone(), method_cell(r), s[2].clone(), s[3].clone(), r.task.clone(), rows[*j].model.clone(), d]);
@@ -187,7 +187,7 @@ pub fn variant_tables(e: &Experiment, rows: &[EvalRow], order: &[usize], pairs: 
         v.row([k.0, k.1, k.2, k.3, k.4, mine.len().to_string(), list(&better), list(&worse), if meets { "yes".into() } else { "no".into() }]);
     }
     Some(format!(
-        "## Selection variants against today's default\n\nEach variant's paired difference to today's default (the paper's selection over the default layers, |activation| vote, the experiment's α) of the same method, task, examples and φ whose file holds the same weight bytes (within 1%): variant minus default, on the same examples and resamples. `*`: the interval excludes 0.\n\n{}\nThe rule for changing a default (issue #16): the primary score's interval (qa F1, translate BLEU, summarize ROUGE-L) excludes zero upwards on at least two tasks of the model and downwards on none. A setting with fewer than three tasks paired is not finished.\n\n{}",
+        "## Selection variants against the paper's selection\n\nEach variant's paired difference to the paper's selection (its ranking over the default layers, |activation| vote, the experiment's α; the default until the refit with the per-prompt decode refit met the rule below, docs/selection.md) of the same method, task, examples and φ whose file holds the same weight bytes (within 1%): variant minus the paper's selection, on the same examples and resamples. `*`: the interval excludes 0.\n\n{}\nThe rule for changing a default (issue #16), applied here against the paper's selection: the primary score's interval (qa F1, translate BLEU, summarize ROUGE-L) excludes zero upwards on at least two tasks of the model and downwards on none. A setting with fewer than three tasks paired is not finished.\n\n{}",
         t.to_markdown(),
         v.to_markdown()
     ))
@@ -254,7 +254,7 @@ pub struct ReportContext<'a> {
     pub plots: &'a [PathBuf],
     /// Perplexity rows.
     pub perplexity: &'a [PerplexityRow],
-    /// Paired differences to the reference and to today's default, by row index.
+    /// Paired differences to the reference and to the paper's selection, by row index.
     pub paired: &'a Pairs,
 }
 
