@@ -7,12 +7,8 @@
 # results/selection/chained-pairs.md (chained-pairs-smollm2.md).
 set -euo pipefail
 SI=${SI:-selectinfer}
-case ${MODEL:-gemma3} in
-    gemma3) O=results/selection-gemma3/outputs; F=gemma-3-270m.F16; title=Gemma-3-270M; out=results/selection/chained-pairs.md;;
-    smollm2) O=results/selection-smollm2/outputs; F=SmolLM2-135M-Instruct.F16; title=SmolLM2-135M-Instruct; out=results/selection/chained-pairs-smollm2.md;;
-esac
-data() { case $1 in qa) echo qa_squad11dev_xquad_en_500;; translate) echo wmt16_de_en_newstest2016_500;; summarize) echo sum_xsum_test_200;; esac; }
-n() { case $1 in summarize) echo 100;; *) echo 200;; esac; }
+. "$(dirname "$0")/sweep-outputs.sh"
+case ${MODEL:-gemma3} in gemma3) out=results/selection/chained-pairs.md;; smollm2) out=results/selection/chained-pairs-smollm2.md;; esac
 cell() { # cell SLICE-SUFFIX METHOD TASK: the outputs file of a sweep cell
     local d; d=$(data "$3")
     case $2 in

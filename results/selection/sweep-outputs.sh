@@ -1,0 +1,11 @@
+# Sourced by the pair scripts beside it: where a selection sweep's outputs are, for
+# MODEL=gemma3 (default) or smollm2, and the evaluation file and example count of
+# each task's cells. Sets O (the outputs folder), F (the F16 model's file stem) and
+# title.
+case ${MODEL:-gemma3} in
+    gemma3) O=results/selection-gemma3/outputs; F=gemma-3-270m.F16; title=Gemma-3-270M;;
+    smollm2) O=results/selection-smollm2/outputs; F=SmolLM2-135M-Instruct.F16; title=SmolLM2-135M-Instruct;;
+    *) echo "MODEL must be gemma3 or smollm2" >&2; exit 2;;
+esac
+data() { case $1 in qa) echo qa_squad11dev_xquad_en_500;; translate) echo wmt16_de_en_newstest2016_500;; summarize) echo sum_xsum_test_200;; esac; }
+n() { case $1 in summarize) echo 100;; *) echo 200;; esac; }
