@@ -18,8 +18,7 @@ cell() { # cell SLICE-SUFFIX METHOD TASK: the outputs file of a sweep cell
         coreinfer) echo "$O/$F.coreinfer.$3.$d.compute0.4-alpha0.2.n$(n "$3").jsonl";;
     esac
 }
-tmp=$(mktemp); trap 'rm -f "$tmp"' EXIT
-{
+report() {
     echo "# Chained refit against the refit ($title F16, gamma 0.7)"
     echo
     echo "Made by \`MODEL=${MODEL:-gemma3} results/selection/chained-pairs.sh\` with \`selectinfer pair\` from the sweep's"
@@ -39,7 +38,5 @@ tmp=$(mktemp); trap 'rm -f "$tmp"' EXIT
             "$SI" pair "$a" "$c" --task "$t" | tail -n +3
         done
     done
-} > "$tmp"
-mv "$tmp" "$out"
-trap - EXIT
-echo "wrote $out"
+}
+write_whole "$out" report

@@ -25,8 +25,7 @@ pair() { # pair TITLE A B TASK
     echo; echo "## $1"; echo
     "$SI" pair "$2" "$3" --task "$4" | tail -n +3
 }
-tmp=$(mktemp); trap 'rm -f "$tmp"' EXIT
-{
+report() {
     echo "# Decode corrections against the refit ($title F16, phi 0.4)"
     echo
     echo "Made by \`MODEL=${MODEL:-gemma3} results/selection/decode-pairs.sh\` with \`selectinfer pair\` from the sweep's"
@@ -42,7 +41,5 @@ tmp=$(mktemp); trap 'rm -f "$tmp"' EXIT
             pair "$t, gamma 0.7: refit with --decode-refit (A) against $b (B)" "$(refit "$t" 0.7 .decode-refit1)" "$(anchor "$b" "$t")" "$t"
         done
     done
-} > "$tmp"
-mv "$tmp" "$out"
-trap - EXIT
-echo "wrote $out"
+}
+write_whole "$out" report
