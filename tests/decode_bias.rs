@@ -16,7 +16,7 @@ use selectinfer::model::ModelInfo;
 use selectinfer::profile::weights::down_matrix;
 use selectinfer::synth::SynthArch;
 
-use common::{down_bias_in_memory as bias_in_memory, prompt_ffn_rows, prompt_ffn_rows_batched, sha256_of as sha256, translate_slice};
+use common::{down_bias_in_memory as bias_in_memory, prompt_ffn_rows, prompt_ffn_rows_batched, prompt_ffn_rows_last_batch, sha256_of as sha256, translate_slice};
 
 const PROMPTS: [&str; 2] = ["the 3 word of a man is what it was", "one said there was no other way to 9"];
 
@@ -181,16 +181,19 @@ fn decode_refit_installs_the_prompts_fit_for_decode_only() {
             }
         }
         // Prompts over several batches (4 tokens each): each layer is fitted once its
-        // last batch is in, on all of the prompt's rows, and both layouts decode alike.
-        // On one thread layer 0 is fitted inside the prefill (and, in place, installed
-        // there, at layer 1's callback); on two it waits for a second layer, which
-        // this two-layer model does not complete (llama.cpp computes its last layer
-        // for the output token only), and is fitted after the prefill.
+        // last batch is in, on that batch's rows (the prompt's last 4 tokens, decoded
+        // whole after the rest), and both layouts decode alike.
+        // Layer 0 is fitted inside the prefill (and, in place, installed there, at
+        // layer 1's callback), on one thread or split over two (bit-identical to the
+        // independent fit either way); layer 1, which llama.cpp computes for the
+        // output token only, is fitted after the prefill.
         for threads in [1, 2] {
             let (batched, sets) = run_batched(&model, &g, Layout::InPlace, false, Some(1.0), 4, threads);
             assert_eq!(batched, run_batched(&model, &g, Layout::Copy, false, Some(1.0), 4, threads).0, "{arch:?}: the layouts decode differently over batches");
             for (i, prompt) in PROMPTS.iter().enumerate() {
-                let rows = prompt_ffn_rows_batched(&reference, prompt, 4);
+                let rows = prompt_ffn_rows_last_batch(&reference, prompt, 4);
+                let all = prompt_ffn_rows_batched(&reference, prompt, 4);
+                assert!(all[0].len() >= 2 * rows[0].len(), "{arch:?} prompt {i}: the prompt spans one batch");
                 for l in 0..2 {
                     let (w, n_embd, n_ff) = down_matrix(&g, l).unwrap();
                     let fit = prompt_refit(&w, n_embd, n_ff, &rows[l], sets[i][l].as_ref().unwrap(), 1.0).unwrap();

@@ -108,6 +108,38 @@ fn logits_of_the_later_positions_alone_equal_those_of_a_full_evaluation() {
 }
 
 #[test]
+fn a_prefill_with_its_last_batch_whole_ends_as_a_plain_one() {
+    // What --decode-refit prefills with: the last n_batch tokens as one batch of their
+    // own, after the rest; the hook sees that batch's length before it runs.
+    let model = load(&common::tiny_model(SynthArch::Llama));
+    let tokens = model.tokenize("the word of a man the word of a man is what it was", true, false);
+    assert_eq!(tokens.len(), 74);
+    let small = |n_batch| Session::new(&model, SessionOptions { n_ctx: 256, n_batch, threads: 2, observer: None }).unwrap();
+    for n_batch in [16, 128] {
+        let mut plain = small(n_batch);
+        let want = plain.prefill(&tokens).unwrap();
+        let mut s = small(n_batch);
+        let mut seen = None;
+        let stats = s.prefill_last_batch_whole(&tokens, |n| seen = Some(n)).unwrap();
+        assert_eq!(seen, Some(tokens.len().min(n_batch as usize)));
+        assert_eq!(stats.prompt_tokens, want.prompt_tokens);
+        // Within one batch nothing changes; over several, the batches differ (74
+        // tokens: 16, 16, 16, 10, then 16, against 16, 16, 16, 16, 10), and so may
+        // the rounding.
+        let (got, want) = (s.logits(-1), plain.logits(-1));
+        let diff = got.iter().zip(want).map(|(x, y)| (x - y).abs()).fold(0f32, f32::max);
+        let scale = want.iter().fold(0f32, |m, x| m.max(x.abs()));
+        let tolerance = if tokens.len() <= n_batch as usize { 0.0 } else { 1e-4 * scale };
+        assert!(diff <= tolerance, "n_batch {n_batch}: max logit difference {diff} (logits up to {scale})");
+        // Decoding goes on after the whole prompt.
+        s.decode(&tokens[..1], false).unwrap();
+    }
+    // A prompt over the context is refused before anything is decoded.
+    let long: Vec<_> = tokens.iter().cycle().take(257).copied().collect();
+    assert!(small(16).prefill_last_batch_whole(&long, |_| panic!("decoded")).is_err());
+}
+
+#[test]
 fn f32_to_f16_to_f32_round_trips_within_f16_precision() {
     let dir = tempfile::tempdir().unwrap();
     let src = common::tiny_model(SynthArch::Llama);

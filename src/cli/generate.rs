@@ -84,7 +84,8 @@ pub struct ComputeArgs {
     pub decode_bias: bool,
     /// After each prompt's prefill, refit every sparsified layer's computed ffn_down
     /// columns and its bias so that decode's output follows the loaded FFN's over the
-    /// prompt's own tokens (ridge regression; RIDGE scales the penalty on the change,
+    /// prompt's own tokens (its last 512, the last batch, of a longer prompt;
+    /// ridge regression; RIDGE scales the penalty on the change,
     /// in units of a computed neuron's summed a^2; large RIDGE = --decode-bias), or
     /// `off`. Needs a slice with an ffn_down bias (--compensate mean or refit).
     /// Default: 1 with --compute on a column-major slice made with --compensate refit

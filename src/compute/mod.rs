@@ -373,14 +373,23 @@ impl<'m> SelectiveSession<'m> {
         {
             let mut s = self.state.lock().unwrap();
             let widths: Vec<Option<usize>> = self.plan.layers.iter().map(|l| l.as_ref().map(|l| l.n_loaded)).collect();
-            s.votes = if self.decode_refit.is_some() { Votes::new(&widths).keeping_rows(prompt.len()) } else { Votes::new(&widths) };
+            s.votes = Votes::new(&widths);
             s.enabled = self.plan.is_selective();
             s.fit = self.decode_refit.filter(|_| s.enabled).map(|ridge| {
                 let plan = self.plan.layers.iter().map(|lp| lp.as_ref().map(|lp| (lp.static_positions.clone(), self.plan.computed(lp) - lp.static_positions.len()))).collect();
                 PrefillFit::new(ridge, self.threads, prompt.len(), self.in_place, plan)
             });
         }
-        let stats = self.session.prefill(prompt)?;
+        // The refit fits the prompt's last batch (n_batch tokens, all of a shorter
+        // prompt), decoded whole: its rows only are kept, so that no layer holds rows
+        // across batches, whatever the prompt's length.
+        let fits = self.state.lock().unwrap().fit.is_some();
+        let stats = if fits {
+            let state = Arc::clone(&self.state);
+            self.session.prefill_last_batch_whole(prompt, |n| state.lock().unwrap().votes.keep_rows(n))?
+        } else {
+            self.session.prefill(prompt)?
+        };
         self.state.lock().unwrap().enabled = false;
         let mut sel = self.select_and_install()?;
         sel.select_ms += restore_ms;

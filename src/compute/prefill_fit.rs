@@ -5,20 +5,26 @@
 //! once (T x the loaded width x 4 bytes per layer: 78 KiB per token on Gemma-3-270M
 //! at gamma 0.7) plus every layer's change D until the install. Here the vote
 //! observer hands each layer over as soon as its activations are complete (the
-//! callback of its last batch); once as many layers as the session has threads are
-//! complete, their sets are chosen, they are fitted together (one layer per thread,
-//! as the fits after the prefill were), and their rows are freed. When decode
-//! reorders in place, each fitted layer is installed (reordered, its computed
-//! `ffn_down` columns and bias changed) at the next observed layer's callback, whose
-//! node comes after the layer's own FFN in the graph, so nothing of this prefill
-//! reads the layer's weights again; its D is freed then. Left for after the prefill:
-//! the last fitted layers' install, any layer whose rows never completed (the last
-//! layer of a model, which llama.cpp computes for the output tokens only) or that
-//! waits for a partner, and, with gathered copies, every layer's D.
+//! callback of its last batch): its set is chosen, it is fitted (its products and
+//! solves split over the session's threads, bit-identical to one thread) and its
+//! rows are freed. When decode reorders in place, each fitted layer is installed
+//! (reordered, its computed `ffn_down` columns and bias changed) at the next
+//! observed layer's callback, whose node comes after the layer's own FFN in the
+//! graph, so nothing of this prefill reads the layer's weights again; its D is
+//! freed then. Left for after the prefill: the last fitted layer's install, any
+//! layer whose rows never completed (the last layer of a model, which llama.cpp
+//! computes for the output tokens only), and, with gathered copies, every layer's D.
 //!
-//! Bounded: for a prompt of up to one batch (`n_batch`, 512 tokens), the rows and
-//! fit buffers of `threads` layers at a time. A longer prompt holds every layer's
-//! rows of its earlier batches until its last batch reaches that layer.
+//! Bounded whatever the prompt's length: the fit uses the prompt's last batch
+//! (`n_batch`, 512 tokens; all of a shorter prompt), which the session decodes whole
+//! after the tokens before it ([`crate::engine::Session::prefill_last_batch_whole`]),
+//! and only that batch's rows are kept; so at most one layer's fit buffers and the
+//! rows of the layers of that batch not yet fitted are held at a time. (Until
+//! 2026-12-03 a longer prompt was fitted on all its tokens and held every layer's
+//! rows of its earlier batches until its last batch reached that layer, 39 MiB on
+//! Gemma-3-270M's summaries, and two layers were fitted at once, one per thread,
+//! each with its own buffers.) The votes, and so the computed sets, still count
+//! every token.
 
 use std::borrow::Cow;
 
@@ -46,16 +52,15 @@ pub enum LayerFit {
 #[derive(Debug)]
 pub struct PrefillFit {
     ridge: f64,
-    /// Layers fitted at once, one per thread.
+    /// Threads each fit's products and solves are split over.
     threads: usize,
-    /// The prompt's tokens: a layer's rows are complete when this many have voted.
+    /// The prompt's tokens: a layer's rows are complete when this many have voted
+    /// (the rows kept are the last batch's).
     prompt_tokens: u64,
     /// Install each fitted layer in place during the prefill.
     in_place: bool,
     /// Per layer: the static positions and how many dynamic ones (`None`: dense).
     plan: Vec<Option<(Vec<u32>, usize)>>,
-    /// Layers whose rows are complete, waiting for enough others to fit together.
-    ready: Vec<usize>,
     /// Per layer: what was done.
     pub layers: Vec<LayerFit>,
     /// The first failure inside the callback (reported after the prefill).
@@ -63,17 +68,16 @@ pub struct PrefillFit {
 }
 
 impl PrefillFit {
-    /// A job for a prompt of `prompt_tokens` tokens, fitting `threads` layers at
-    /// once; `plan` gives each sparsified layer's static positions and dynamic count.
+    /// A job for a prompt of `prompt_tokens` tokens, each fit on `threads` threads;
+    /// `plan` gives each sparsified layer's static positions and dynamic count.
     pub fn new(ridge: f64, threads: usize, prompt_tokens: usize, in_place: bool, plan: Vec<Option<(Vec<u32>, usize)>>) -> PrefillFit {
         let layers = plan.iter().map(|_| LayerFit::Waiting).collect();
-        PrefillFit { ridge, threads: threads.max(1), prompt_tokens: prompt_tokens as u64, in_place, plan, ready: Vec::new(), layers, error: None }
+        PrefillFit { ridge, threads: threads.max(1), prompt_tokens: prompt_tokens as u64, in_place, plan, layers, error: None }
     }
 
     /// Called by the observer after layer `l`'s rows of a batch were added to
-    /// `votes`: once `l`'s rows are complete it waits until `threads` layers are,
-    /// then they are fitted together (their rows freed), and the fitted layers
-    /// before `l` are installed (in place).
+    /// `votes`: once `l`'s rows are complete it is fitted (its rows freed), and the
+    /// fitted layers before `l` are installed (in place).
     pub fn after_rows(&mut self, model: &Model, l: usize, votes: &mut Votes) {
         if self.error.is_some() {
             return;
@@ -84,11 +88,8 @@ impl PrefillFit {
     }
 
     fn step(&mut self, model: &Model, l: usize, votes: &mut Votes) -> anyhow::Result<()> {
-        if votes.tokens.get(l) == Some(&self.prompt_tokens) && matches!(self.layers.get(l), Some(LayerFit::Waiting)) && !self.ready.contains(&l) {
-            self.ready.push(l);
-            if self.ready.len() >= self.threads {
-                self.fit_ready(model, votes)?;
-            }
+        if votes.tokens.get(l) == Some(&self.prompt_tokens) && matches!(self.layers.get(l), Some(LayerFit::Waiting)) {
+            self.fit(model, l, votes)?;
         }
         if self.in_place {
             for p in 0..l.min(self.layers.len()) {
@@ -100,46 +101,24 @@ impl PrefillFit {
 
     /// Fits every layer that still has rows (after the prefill: those whose rows
     /// never completed, e.g. a model's last layer, which llama.cpp computes for the
-    /// output tokens only, and those waiting for a partner).
+    /// output tokens only).
     pub fn fit_rest(&mut self, model: &Model, votes: &mut Votes) -> anyhow::Result<()> {
         for l in 0..self.layers.len() {
-            if matches!(self.layers[l], LayerFit::Waiting) && matches!(votes.rows.get(l), Some(Some(_))) && !self.ready.contains(&l) {
-                self.ready.push(l);
+            if matches!(self.layers[l], LayerFit::Waiting) && matches!(votes.rows.get(l), Some(Some(_))) {
+                self.fit(model, l, votes)?;
             }
-        }
-        while !self.ready.is_empty() {
-            self.fit_ready(model, votes)?;
         }
         Ok(())
     }
 
-    /// Fits up to `threads` ready layers at once, one per thread: chooses each set
-    /// from `votes`, fits it on its rows and frees them.
-    fn fit_ready(&mut self, model: &Model, votes: &mut Votes) -> anyhow::Result<()> {
-        let take = self.ready.len().min(self.threads);
-        let mut jobs = Vec::with_capacity(take);
-        for l in self.ready.drain(..take) {
-            let (Some(Some((stat, n_dynamic))), Some(Some(v))) = (self.plan.get(l), votes.layers.get(l)) else { continue };
-            let set = compute_set(v, stat, *n_dynamic);
-            let rows = votes.rows.get_mut(l).and_then(Option::take).unwrap_or_default();
-            jobs.push((l, set, rows, loaded_down(model, l)?));
-        }
-        let ridge = self.ridge;
-        let fits: Vec<anyhow::Result<PromptRefit>> = std::thread::scope(|scope| {
-            let handles: Vec<_> = jobs
-                .iter_mut()
-                .map(|(_, set, rows, down)| {
-                    let rows = std::mem::take(rows);
-                    let (set, down) = (&*set, &*down);
-                    scope.spawn(move || prompt_refit_rows(&|e, out| down.row(e, out), down.n_embd, down.n_ff, rows, set, ridge))
-                })
-                .collect();
-            handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err(anyhow::anyhow!("the refit's thread panicked")))).collect()
-        });
-        for ((l, set, _, _), fit) in jobs.into_iter().zip(fits) {
-            let fit = fit.map_err(|e| e.context(format!("--decode-refit, layer {l}")))?;
-            self.layers[l] = LayerFit::Fitted { set, fit };
-        }
+    /// Chooses layer `l`'s set from `votes`, fits it on its rows and frees them.
+    fn fit(&mut self, model: &Model, l: usize, votes: &mut Votes) -> anyhow::Result<()> {
+        let (Some(Some((stat, n_dynamic))), Some(Some(v))) = (self.plan.get(l), votes.layers.get(l)) else { return Ok(()) };
+        let set = compute_set(v, stat, *n_dynamic);
+        let rows = votes.rows.get_mut(l).and_then(Option::take).unwrap_or_default();
+        let down = loaded_down(model, l)?;
+        let fit = prompt_refit_rows(&|e, out| down.row(e, out), down.n_embd, down.n_ff, rows, &set, self.ridge, self.threads).with_context(|| format!("--decode-refit, layer {l}"))?;
+        self.layers[l] = LayerFit::Fitted { set, fit };
         Ok(())
     }
 
@@ -169,12 +148,10 @@ pub fn install_in_place(model: &Model, l: usize, set: &[u32], fit: Option<&Promp
 /// reordered), else the file's bytes.
 pub fn loaded_down(model: &Model, l: usize) -> anyhow::Result<DownRows<'_>> {
     let g = model.gguf();
-    let bytes = match model.host_tensor_bytes(&format!("blk.{l}.ffn_down.weight")) {
+    let name = format!("blk.{l}.ffn_down.weight");
+    let bytes = match model.host_tensor_bytes(&name) {
         Some(b) => Cow::Borrowed(b),
-        None => {
-            let name = format!("blk.{l}.ffn_down.weight");
-            Cow::Owned(g.read_tensor_data(g.tensor(&name).with_context(|| format!("{} has no {name}", g.path.display()))?)?)
-        }
+        None => Cow::Owned(g.read_tensor_data(g.tensor(&name).with_context(|| format!("{} has no {name}", g.path.display()))?)?),
     };
     DownRows::of(g, l, bytes)
 }

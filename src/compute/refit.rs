@@ -1,7 +1,8 @@
 //! The prompt refit (`--decode-refit RIDGE`): after a prompt's prefill, each
 //! sparsified layer's computed `ffn_down` columns and its bias are refitted, by ridge
-//! regression over the prompt's own tokens, so that decode's output over the computed
-//! neurons follows the loaded FFN's.
+//! regression over the prompt's own tokens (its last batch, `n_batch` = 512 tokens,
+//! for a longer prompt: [`super::prefill_fit`]), so that decode's output over the
+//! computed neurons follows the loaded FFN's.
 //!
 //! With A the prompt's loaded activations (T tokens), C the computed positions and S
 //! the skipped loaded ones, X_C and X_S the centred columns, mu their means, W the
@@ -17,7 +18,7 @@
 
 use anyhow::ensure;
 
-use crate::util::linalg::{cholesky_solve, matmul, View};
+use crate::util::linalg::{cholesky_factor, cholesky_solve_factored, matmul, matmul_par, View};
 
 /// `--decode-refit`'s ridge when decode computes selectively on a refit slice and
 /// the flag is not given (ridge 1 did best of 0.1 / 1 / 3 on qa answer perplexity,
@@ -44,13 +45,15 @@ pub fn prompt_refit(w: &[f32], n_embd: usize, n_loaded: usize, rows: &[f32], set
         out.extend_from_slice(&w[e * n_loaded..(e + 1) * n_loaded]);
         Ok(())
     };
-    prompt_refit_rows(&row, n_embd, n_loaded, rows.to_vec(), set, ridge)
+    prompt_refit_rows(&row, n_embd, n_loaded, rows.to_vec(), set, ridge, 1)
 }
 
 /// [`prompt_refit`] reading `ffn_down` a row at a time: `w_row(e, out)` puts row `e`
 /// (`n_loaded` values) in `out`, so that the whole matrix is never held as floats;
-/// the activation rows are freed once read.
-pub fn prompt_refit_rows(w_row: &dyn Fn(usize, &mut Vec<f32>) -> anyhow::Result<()>, n_embd: usize, n_loaded: usize, rows: Vec<f32>, set: &[u32], ridge: f64) -> anyhow::Result<PromptRefit> {
+/// the activation rows are freed once read. Its products and solves are split over
+/// `threads` threads by rows or columns of their results (bit-identical to one
+/// thread: each element is the same sum in the same order).
+pub fn prompt_refit_rows(w_row: &dyn Fn(usize, &mut Vec<f32>) -> anyhow::Result<()>, n_embd: usize, n_loaded: usize, rows: Vec<f32>, set: &[u32], ridge: f64, threads: usize) -> anyhow::Result<PromptRefit> {
     ensure!(ridge > 0.0 && ridge.is_finite(), "--decode-refit's ridge must be positive, got {ridge}");
     ensure!(rows.len().is_multiple_of(n_loaded.max(1)), "prompt refit: activations of the wrong size");
     let t = rows.len().checked_div(n_loaded).unwrap_or(0);
@@ -79,30 +82,46 @@ pub fn prompt_refit_rows(w_row: &dyn Fn(usize, &mut Vec<f32>) -> anyhow::Result<
             ensure!(w.len() == n_loaded, "prompt refit: ffn_down row {e} has {} values, not {n_loaded}", w.len());
             ws.extend(skipped.iter().map(|&p| w[p]));
         }
-        matmul(View::row_major(&xs, t, s), View::row_major(&ws, n_embd, s).t(), &mut rt)?;
+        matmul_par(View::row_major(&xs, t, s), View::row_major(&ws, n_embd, s).t(), &mut rt, threads)?;
         // W_S mu_S, for the bias.
         (0..n_embd).map(|e| skipped.iter().enumerate().map(|(i, &p)| f64::from(ws[e * s + i]) * mean[p]).sum()).collect()
     };
     let xc = centred(&set_us);
     drop(rows);
-    // G = X_C X_C^T + lambda I (T x T).
+    // G = X_C X_C^T + lambda I (T x T), factored.
     let mut g: Vec<f64> = {
         let mut gram = vec![0f32; t * t];
-        matmul(View::row_major(&xc, t, k), View::row_major(&xc, t, k).t(), &mut gram)?;
+        matmul_par(View::row_major(&xc, t, k), View::row_major(&xc, t, k).t(), &mut gram, threads)?;
         gram.iter().map(|&v| f64::from(v)).collect()
     };
     let energy: f64 = (0..t).map(|i| g[i * t + i]).sum();
     let lambda = ridge * energy.max(f64::MIN_POSITIVE) / k.max(1) as f64;
     (0..t).for_each(|i| g[i * t + i] += lambda);
-    // P = R G^-1: solve G P^T = R^T (G symmetric) in f64, P^T is T x n_embd.
-    let mut pt: Vec<f64> = rt.iter().map(|&v| f64::from(v)).collect();
+    cholesky_factor(&mut g, t)?;
+    // P = R G^-1 and D = P X_C (n_embd x k), by blocks of output rows e (columns of
+    // R^T), one per thread: solve G P_e^T = R_e^T in f64, then D_e = P_e X_C in f32
+    // (the weights' own precision is F16 at best).
+    let per = n_embd.div_ceil(threads.max(1)).max(1);
+    let mut pts: Vec<Vec<f64>> = (0..n_embd).step_by(per).map(|e0| rt.chunks_exact(n_embd).flat_map(|r| r[e0..(e0 + per).min(n_embd)].iter().map(|&v| f64::from(v))).collect()).collect();
     drop(rt);
-    cholesky_solve(&mut g, t, &mut pt, n_embd)?;
-    drop(g);
-    // D = P X_C (n_embd x k), in f32 (the weights' own precision is F16 at best).
-    let pt: Vec<f32> = pt.into_iter().map(|v| v as f32).collect();
+    let solve = |pt: Vec<f64>, d_rows: &mut [f32]| -> anyhow::Result<()> {
+        let mut pt = pt;
+        let width = pt.len() / t;
+        cholesky_solve_factored(&g, t, &mut pt, width)?;
+        let pt: Vec<f32> = pt.into_iter().map(|v| v as f32).collect();
+        matmul(View::row_major(&pt, t, width).t(), View::row_major(&xc, t, k), d_rows)
+    };
     let mut d = vec![0f32; n_embd * k];
-    matmul(View::row_major(&pt, t, n_embd).t(), View::row_major(&xc, t, k), &mut d)?;
+    if pts.len() == 1 {
+        solve(std::mem::take(&mut pts[0]), &mut d)?;
+    } else {
+        let solve = &solve;
+        std::thread::scope(|scope| {
+            let jobs: Vec<_> = pts.into_iter().zip(d.chunks_mut(per * k.max(1))).map(|(pt, d_rows)| scope.spawn(move || solve(pt, d_rows))).collect();
+            jobs.into_iter().try_for_each(|j| j.join().unwrap_or_else(|_| Err(anyhow::anyhow!("a refit thread panicked"))))
+        })?;
+    }
+    drop(g);
     // b' - b = W_S mu_S - D mu_C.
     let bias = (0..n_embd)
         .map(|e| {
@@ -185,6 +204,26 @@ mod tests {
                 assert!((f64::from(fit.bias[e]) - x[k]).abs() < 1e-4, "t {t} e {e} bias: {} vs {}", fit.bias[e], x[k]);
             }
         }
+    }
+
+    #[test]
+    fn a_fit_on_several_threads_is_bit_identical() {
+        // Tokens across the solve's 64-row blocks; outputs not a multiple of the threads.
+        let (n_embd, n_loaded, t) = (37, 50, 70);
+        let mut rng = crate::util::rng::SplitMix64::new(5);
+        let w: Vec<f32> = (0..n_embd * n_loaded).map(|_| rng.next_signed()).collect();
+        let rows: Vec<f32> = (0..t * n_loaded).map(|_| rng.next_signed() * 2.0).collect();
+        let set: Vec<u32> = (0..n_loaded as u32).filter(|p| p % 3 != 1).collect();
+        let row = |e: usize, out: &mut Vec<f32>| -> anyhow::Result<()> {
+            out.clear();
+            out.extend_from_slice(&w[e * n_loaded..(e + 1) * n_loaded]);
+            Ok(())
+        };
+        let one = prompt_refit_rows(&row, n_embd, n_loaded, rows.clone(), &set, 0.7, 1).unwrap();
+        for threads in [2, 3, 40] {
+            assert_eq!(prompt_refit_rows(&row, n_embd, n_loaded, rows.clone(), &set, 0.7, threads).unwrap(), one, "{threads} threads");
+        }
+        assert!(one.columns.iter().any(|&d| d != 0.0));
     }
 
     #[test]

@@ -43,8 +43,9 @@ pub struct Votes {
     /// Per layer: the sum of each position's (signed) activation over the tokens
     /// that voted (for `--decode-bias`).
     pub sums: Vec<Option<Vec<f64>>>,
-    /// Per layer: every voting token's activations, rows of the loaded width, when
-    /// kept ([`Votes::keeping_rows`], for `--decode-refit`).
+    /// Per layer: the activations of every token that votes once rows are kept
+    /// ([`Votes::keep_rows`]; for `--decode-refit`, the prompt's last batch), rows of
+    /// the loaded width.
     pub rows: Vec<Option<Vec<f32>>>,
 }
 
@@ -59,12 +60,11 @@ impl Votes {
         }
     }
 
-    /// The same, also keeping every voting token's activations of the sparsified
+    /// From now on, also keeps every voting token's activations of the sparsified
     /// layers, with room for `tokens` rows each (reserved, not touched: only the
-    /// rows written become resident).
-    pub fn keeping_rows(mut self, tokens: usize) -> Votes {
+    /// rows written become resident); rows kept so far are dropped.
+    pub fn keep_rows(&mut self, tokens: usize) {
         self.rows = self.layers.iter().map(|l| l.as_ref().map(|v| Vec::with_capacity(tokens * v.len()))).collect();
-        self
     }
 
     /// Adds the votes of `n_tokens` rows of activations of `layer`: each row votes

@@ -336,6 +336,26 @@ impl<'m> Session<'m> {
         Ok(stats)
     }
 
+    /// [`prefill`](Self::prefill) with the prompt's last `n_batch` tokens (all of a
+    /// shorter prompt) decoded as one batch of their own, after the tokens before
+    /// them: `before_last(its length)` runs between, so that an observer can take
+    /// that batch's rows whole, one callback per node, and nothing before them.
+    pub fn prefill_last_batch_whole(&mut self, prompt: &[Token], before_last: impl FnOnce(usize)) -> Result<GenerateStats, EngineError> {
+        let needed = self.n_past + prompt.len();
+        if needed > self.n_ctx {
+            return Err(EngineError::ContextFull { needed, n_ctx: self.n_ctx });
+        }
+        let mut stats = GenerateStats { prompt_tokens: prompt.len(), ..Default::default() };
+        let t0 = Instant::now();
+        let (head, last) = prompt.split_at(prompt.len().saturating_sub(self.n_batch));
+        // The head needs no logits (as the earlier batches of `prefill` need none).
+        self.decode_where(head, |_| false)?;
+        before_last(last.len());
+        self.decode(last, false)?;
+        stats.prefill_s = t0.elapsed().as_secs_f64();
+        Ok(stats)
+    }
+
     /// The second half of [`generate`](Self::generate): samples from the last
     /// logits and decodes token by token.
     pub fn continue_generation(

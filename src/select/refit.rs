@@ -30,6 +30,7 @@
 use anyhow::ensure;
 
 use crate::profile::moments::{add_column_sums, columns, dot, LayerMoments};
+use crate::util::linalg::cholesky_solve;
 
 /// lambda as a share of the mean diagonal of M_KK (the kept neurons' mean squared
 /// activation), as in OBS-style reconstructions, which damp by 1% of the mean
@@ -207,49 +208,6 @@ pub fn fit_down(w: &[f32], n_embd: usize, n_ff: usize, kept: &[u32], s: &FitSums
     Ok(Refit { columns, bias })
 }
 
-/// Solves A X = B in place (A: n x n symmetric positive definite, overwritten by its
-/// Cholesky factor; B: n rows of `width`, overwritten by X).
-pub fn cholesky_solve(a: &mut [f64], n: usize, b: &mut [f64], width: usize) -> anyhow::Result<()> {
-    for j in 0..n {
-        let d = a[j * n + j] - a[j * n..j * n + j].iter().map(|x| x * x).sum::<f64>();
-        ensure!(d > 0.0, "the refit's system is not positive definite (pivot {j}: {d})");
-        let d = d.sqrt();
-        a[j * n + j] = d;
-        for i in j + 1..n {
-            let s: f64 = a[i * n..i * n + j].iter().zip(&a[j * n..j * n + j]).map(|(x, y)| x * y).sum();
-            a[i * n + j] = (a[i * n + j] - s) / d;
-        }
-    }
-    // L y = b, then L^T x = y (rows of b are the unknowns' right sides).
-    for i in 0..n {
-        for p in 0..i {
-            let l = a[i * n + p];
-            if l != 0.0 {
-                let (head, tail) = b.split_at_mut(i * width);
-                axpy(&mut tail[..width], -l, &head[p * width..(p + 1) * width]);
-            }
-        }
-        let d = a[i * n + i];
-        b[i * width..(i + 1) * width].iter_mut().for_each(|x| *x /= d);
-    }
-    for i in (0..n).rev() {
-        for p in i + 1..n {
-            let l = a[p * n + i];
-            if l != 0.0 {
-                let (head, tail) = b.split_at_mut(p * width);
-                axpy(&mut head[i * width..(i + 1) * width], -l, &tail[..width]);
-            }
-        }
-        let d = a[i * n + i];
-        b[i * width..(i + 1) * width].iter_mut().for_each(|x| *x /= d);
-    }
-    Ok(())
-}
-
-fn axpy(y: &mut [f64], alpha: f64, x: &[f64]) {
-    y.iter_mut().zip(x).for_each(|(y, x)| *y += alpha * x);
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -279,17 +237,5 @@ mod tests {
         let mut plain = FitSums::new(3, 2);
         plain.add_roles(&c, &computed, 0.0);
         assert_eq!(plain, c);
-    }
-
-    #[test]
-    fn cholesky_solves_a_known_system() {
-        // A = [[4, 2], [2, 3]], X = [[1, 2], [3, -1]] -> B = A X.
-        let mut a = vec![4.0, 2.0, 2.0, 3.0];
-        let mut b = vec![4.0 * 1.0 + 2.0 * 3.0, 4.0 * 2.0 - 2.0, 2.0 * 1.0 + 3.0 * 3.0, 2.0 * 2.0 - 3.0];
-        cholesky_solve(&mut a, 2, &mut b, 2).unwrap();
-        for (x, e) in b.iter().zip([1.0, 2.0, 3.0, -1.0]) {
-            assert!((x - e).abs() < 1e-12, "{b:?}");
-        }
-        assert!(cholesky_solve(&mut [0.0], 1, &mut [1.0], 1).is_err());
     }
 }

@@ -66,6 +66,12 @@ impl<'a, T> View<'a, T> {
         View { data: &data[start..], rows: r.len(), cols: c.len(), row_stride: cols, col_stride: 1 }
     }
 
+    /// Rows `r` of the view (no copy).
+    pub fn row_block(self, r: std::ops::Range<usize>) -> Self {
+        let start = if r.is_empty() { 0 } else { (r.start * self.row_stride).min(self.data.len()) };
+        View { data: &self.data[start..], rows: r.len(), ..self }
+    }
+
     /// The transpose (no copy).
     pub fn t(self) -> Self {
         View { rows: self.cols, cols: self.rows, row_stride: self.col_stride, col_stride: self.row_stride, ..self }
@@ -104,6 +110,28 @@ pub fn matmul<T: Scalar>(a: View<T>, b: View<T>, out: &mut [T]) -> anyhow::Resul
     gemm(T::ONE, a, b, T::ZERO, out)
 }
 
+/// [`matmul`] on `threads` threads, each multiplying a block of `a`'s rows into the
+/// same rows of `out`: every element is the same sum in the same order as
+/// [`matmul`]'s, so the result is bit-identical.
+pub fn matmul_par<T: Scalar + Send + Sync>(a: View<T>, b: View<T>, out: &mut [T], threads: usize) -> anyhow::Result<()> {
+    ensure!(out.len() == a.rows * b.cols, "matmul: output of {} for {}x{}", out.len(), a.rows, b.cols);
+    let per = a.rows.div_ceil(threads.max(1)).max(1);
+    if threads <= 1 || a.rows <= per || b.cols == 0 {
+        return matmul(a, b, out);
+    }
+    std::thread::scope(|scope| {
+        let jobs: Vec<_> = out
+            .chunks_mut(per * b.cols)
+            .enumerate()
+            .map(|(i, o)| {
+                let rows = i * per..(i * per + per).min(a.rows);
+                scope.spawn(move || matmul(a.row_block(rows), b, o))
+            })
+            .collect();
+        jobs.into_iter().try_for_each(|j| j.join().unwrap_or_else(|_| Err(anyhow::anyhow!("a matmul thread panicked"))))
+    })
+}
+
 /// Rows handled together by [`cholesky_solve`]'s blocks.
 const BLOCK: usize = 64;
 
@@ -112,7 +140,14 @@ const BLOCK: usize = 64;
 /// right-hand sides, overwritten by x). Blocked: all but the diagonal blocks' work
 /// is matrix products.
 pub fn cholesky_solve<T: Scalar>(a: &mut [T], n: usize, b: &mut [T], width: usize) -> anyhow::Result<()> {
-    ensure!(a.len() == n * n && b.len() == n * width, "cholesky_solve: a system of the wrong size");
+    cholesky_factor(a, n)?;
+    cholesky_solve_factored(a, n, b, width)
+}
+
+/// The first half of [`cholesky_solve`]: overwrites the lower triangle of `a` (n x n,
+/// symmetric positive definite) by its Cholesky factor L.
+pub fn cholesky_factor<T: Scalar>(a: &mut [T], n: usize) -> anyhow::Result<()> {
+    ensure!(a.len() == n * n, "cholesky_solve: a system of the wrong size");
     // Right-looking by block columns: factor the diagonal block, solve the panel
     // below it, then update the trailing lower triangle.
     for j0 in (0..n).step_by(BLOCK) {
@@ -155,7 +190,15 @@ pub fn cholesky_solve<T: Scalar>(a: &mut [T], n: usize, b: &mut [T], width: usiz
             a[i * n + j1..(i + 1) * n].copy_from_slice(&trailing[r * (n - j1)..(r + 1) * (n - j1)]);
         }
     }
-    let a = &*a;
+    Ok(())
+}
+
+/// The second half of [`cholesky_solve`]: solves L L^T x = b for the factor L in
+/// `a`'s lower triangle ([`cholesky_factor`]); `b` is n rows of `width`, overwritten
+/// by x. Each column of `b` is solved by the same operations whatever `width` is, so
+/// solving column blocks apart (on several threads) gives bit-identical results.
+pub fn cholesky_solve_factored<T: Scalar>(a: &[T], n: usize, b: &mut [T], width: usize) -> anyhow::Result<()> {
+    ensure!(a.len() == n * n && b.len() == n * width, "cholesky_solve: a system of the wrong size");
     // L y = b by block rows: B_i -= L[i, 0..i0] Y[0..i0], then the diagonal block.
     for i0 in (0..n).step_by(BLOCK) {
         let i1 = (i0 + BLOCK).min(n);
@@ -221,6 +264,39 @@ mod tests {
     }
 
     #[test]
+    fn products_and_solves_split_over_threads_are_bit_identical() {
+        let mut rng = crate::util::rng::SplitMix64::new(11);
+        // Sizes off every kernel edge, both operand layouts.
+        for (m, k, n) in [(1, 5, 3), (7, 33, 9), (70, 130, 41)] {
+            let a: Vec<f32> = (0..m * k).map(|_| rng.next_signed()).collect();
+            let b: Vec<f32> = (0..k * n).map(|_| rng.next_signed()).collect();
+            let bt: Vec<f32> = (0..n * k).map(|i| b[(i % k) * n + i / k]).collect();
+            for threads in [2, 3, 8] {
+                let (mut one, mut par) = (vec![0f32; m * n], vec![0f32; m * n]);
+                matmul(View::row_major(&a, m, k), View::row_major(&b, k, n), &mut one).unwrap();
+                matmul_par(View::row_major(&a, m, k), View::row_major(&b, k, n), &mut par, threads).unwrap();
+                assert_eq!(one, par, "{m}x{k}x{n} on {threads} threads");
+                let at: Vec<f32> = (0..k * m).map(|i| a[(i % m) * k + i / m]).collect();
+                matmul_par(View::row_major(&at, k, m).t(), View::row_major(&bt, n, k).t(), &mut par, threads).unwrap();
+                assert_eq!(one, par, "{m}x{k}x{n} transposed on {threads} threads");
+            }
+        }
+        // The solve of a column block equals those columns of the whole solve.
+        let (n, width) = (150, 9);
+        let m: Vec<f64> = (0..n * (n + 3)).map(|_| f64::from(rng.next_signed())).collect();
+        let mut a: Vec<f64> = (0..n * n).map(|i| (0..n + 3).map(|p| m[(i / n) * (n + 3) + p] * m[(i % n) * (n + 3) + p]).sum::<f64>() + if i / n == i % n { 1.0 } else { 0.0 }).collect();
+        let b: Vec<f64> = (0..n * width).map(|_| f64::from(rng.next_signed())).collect();
+        let mut whole = b.clone();
+        cholesky_factor(&mut a, n).unwrap();
+        cholesky_solve_factored(&a, n, &mut whole, width).unwrap();
+        let (c0, c1) = (2, 7);
+        let mut part: Vec<f64> = b.chunks(width).flat_map(|r| r[c0..c1].to_vec()).collect();
+        cholesky_solve_factored(&a, n, &mut part, c1 - c0).unwrap();
+        let want: Vec<f64> = whole.chunks(width).flat_map(|r| r[c0..c1].to_vec()).collect();
+        assert_eq!(part, want);
+    }
+
+    #[test]
     fn mismatched_or_overlong_views_are_refused() {
         let a = vec![1.0f32; 6];
         let mut out = vec![0.0; 4];
@@ -231,10 +307,51 @@ mod tests {
         assert_eq!(empty, vec![0.0; 4]);
     }
 
+    /// The unblocked Cholesky solve (column by column, no matrix products): the
+    /// reference for the blocked one.
+    fn unblocked_solve(a: &mut [f64], n: usize, b: &mut [f64], width: usize) {
+        for j in 0..n {
+            let d = a[j * n + j] - a[j * n..j * n + j].iter().map(|x| x * x).sum::<f64>();
+            assert!(d > 0.0, "pivot {j}: {d}");
+            let d = d.sqrt();
+            a[j * n + j] = d;
+            for i in j + 1..n {
+                let s: f64 = a[i * n..i * n + j].iter().zip(&a[j * n..j * n + j]).map(|(x, y)| x * y).sum();
+                a[i * n + j] = (a[i * n + j] - s) / d;
+            }
+        }
+        // L y = b, then L^T x = y.
+        for i in 0..n {
+            for p in 0..i {
+                let l = a[i * n + p];
+                (0..width).for_each(|w| b[i * width + w] -= l * b[p * width + w]);
+            }
+            (0..width).for_each(|w| b[i * width + w] /= a[i * n + i]);
+        }
+        for i in (0..n).rev() {
+            for p in i + 1..n {
+                let l = a[p * n + i];
+                (0..width).for_each(|w| b[i * width + w] -= l * b[p * width + w]);
+            }
+            (0..width).for_each(|w| b[i * width + w] /= a[i * n + i]);
+        }
+    }
+
+    #[test]
+    fn cholesky_solves_a_known_system() {
+        // A = [[4, 2], [2, 3]], X = [[1, 2], [3, -1]] -> B = A X.
+        let mut a: Vec<f64> = vec![4.0, 2.0, 2.0, 3.0];
+        let mut b: Vec<f64> = vec![4.0 * 1.0 + 2.0 * 3.0, 4.0 * 2.0 - 2.0, 2.0 * 1.0 + 3.0 * 3.0, 2.0 * 2.0 - 3.0];
+        cholesky_solve(&mut a, 2, &mut b, 2).unwrap();
+        for (x, e) in b.iter().zip([1.0, 2.0, 3.0, -1.0]) {
+            assert!((x - e).abs() < 1e-12, "{b:?}");
+        }
+        assert!(cholesky_solve(&mut [0.0f64], 1, &mut [1.0], 1).is_err());
+    }
+
     #[test]
     fn the_blocked_solve_equals_the_unblocked_one() {
-        // Sizes below, at and across block edges; the offline refit's plain solver
-        // (crate::select::refit::cholesky_solve) is the reference.
+        // Sizes below, at and across block edges.
         for (n, width) in [(1, 3), (5, 2), (64, 4), (65, 1), (150, 7)] {
             let mut rng = crate::util::rng::SplitMix64::new(n as u64);
             let m: Vec<f64> = (0..n * (n + 3)).map(|_| f64::from(rng.next_signed())).collect();
@@ -242,7 +359,7 @@ mod tests {
             let a: Vec<f64> = (0..n * n).map(|i| (0..n + 3).map(|p| m[(i / n) * (n + 3) + p] * m[(i % n) * (n + 3) + p]).sum::<f64>() + if i / n == i % n { 1.0 } else { 0.0 }).collect();
             let b: Vec<f64> = (0..n * width).map(|_| f64::from(rng.next_signed())).collect();
             let (mut a1, mut x1) = (a.clone(), b.clone());
-            crate::select::refit::cholesky_solve(&mut a1, n, &mut x1, width).unwrap();
+            unblocked_solve(&mut a1, n, &mut x1, width);
             let (mut a2, mut x2) = (a.clone(), b.clone());
             cholesky_solve(&mut a2, n, &mut x2, width).unwrap();
             x1.iter().zip(&x2).for_each(|(u, v)| assert!((u - v).abs() < 1e-9 * (1.0 + u.abs()), "n {n}: {u} vs {v}"));

@@ -178,22 +178,41 @@ pub fn prompt_ffn_rows(model: &Model, prompt: &str) -> Vec<Vec<f32>> {
 
 /// [`prompt_ffn_rows`] with the prompt decoded in batches of `n_batch` tokens.
 pub fn prompt_ffn_rows_batched(model: &Model, prompt: &str, n_batch: u32) -> Vec<Vec<f32>> {
-    struct Rows(std::sync::Arc<std::sync::Mutex<Vec<Vec<f32>>>>, String);
+    prompt_rows(model, prompt, n_batch, false)
+}
+
+/// The rows of the prompt's last `n_batch` tokens (all of a shorter prompt), decoded
+/// as one batch after the tokens before them (what `--decode-refit` fits).
+pub fn prompt_ffn_rows_last_batch(model: &Model, prompt: &str, n_batch: u32) -> Vec<Vec<f32>> {
+    prompt_rows(model, prompt, n_batch, true)
+}
+
+fn prompt_rows(model: &Model, prompt: &str, n_batch: u32, last_batch: bool) -> Vec<Vec<f32>> {
+    type Shared = std::sync::Arc<std::sync::Mutex<(bool, Vec<Vec<f32>>)>>;
+    struct Rows(Shared, String);
     impl TensorObserver for Rows {
         fn wants(&mut self, name: &str) -> bool {
             name.starts_with(&self.1)
         }
         fn observe(&mut self, t: selectinfer::engine::ObservedTensor<'_>) {
             let l: usize = t.name[self.1.len()..].parse().unwrap();
-            self.0.lock().unwrap()[l].extend_from_slice(t.data);
+            let mut r = self.0.lock().unwrap();
+            if r.0 {
+                r.1[l].extend_from_slice(t.data);
+            }
         }
     }
     let info = ModelInfo::from_gguf(model.gguf()).unwrap();
-    let rows = std::sync::Arc::new(std::sync::Mutex::new(vec![Vec::new(); info.n_layer]));
+    let rows: Shared = std::sync::Arc::new(std::sync::Mutex::new((!last_batch, vec![Vec::new(); info.n_layer])));
     let prefix = format!("{}-", info.ffn_activation.unwrap().node_name());
     let mut s = Session::new(model, SessionOptions { n_ctx: 128, n_batch, threads: 2, observer: Some(Box::new(Rows(rows.clone(), prefix))) }).unwrap();
-    s.decode(&model.tokenize(prompt, true, false), false).unwrap();
+    let tokens = model.tokenize(prompt, true, false);
+    if last_batch {
+        s.prefill_last_batch_whole(&tokens, |_| rows.lock().unwrap().0 = true).unwrap();
+    } else {
+        s.decode(&tokens, false).unwrap();
+    }
     drop(s);
-    let r = rows.lock().unwrap().clone();
+    let r = rows.lock().unwrap().1.clone();
     r
 }
