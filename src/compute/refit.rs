@@ -18,7 +18,7 @@
 
 use anyhow::ensure;
 
-use crate::util::linalg::{cholesky_factor, cholesky_solve_factored, matmul, matmul_par, View};
+use crate::util::linalg::{cholesky_factor, cholesky_solve_factored, for_each_chunk, matmul, matmul_par, View};
 
 /// `--decode-refit`'s ridge when decode computes selectively on a refit slice and
 /// the flag is not given (ridge 1 did best of 0.1 / 1 / 3 on qa answer perplexity,
@@ -102,25 +102,15 @@ pub fn prompt_refit_rows(w_row: &dyn Fn(usize, &mut Vec<f32>) -> anyhow::Result<
     // R^T), one per thread: solve G P_e^T = R_e^T in f64, then D_e = P_e X_C in f32
     // (the weights' own precision is F16 at best).
     let per = n_embd.div_ceil(threads.max(1)).max(1);
-    let mut pts: Vec<Vec<f64>> = (0..n_embd).step_by(per).map(|e0| rt.chunks_exact(n_embd).flat_map(|r| r[e0..(e0 + per).min(n_embd)].iter().map(|&v| f64::from(v))).collect()).collect();
+    let pts: Vec<Vec<f64>> = (0..n_embd).step_by(per).map(|e0| rt.chunks_exact(n_embd).flat_map(|r| r[e0..(e0 + per).min(n_embd)].iter().map(|&v| f64::from(v))).collect()).collect();
     drop(rt);
-    let solve = |pt: Vec<f64>, d_rows: &mut [f32]| -> anyhow::Result<()> {
-        let mut pt = pt;
+    let mut d = vec![0f32; n_embd * k];
+    for_each_chunk(&mut d, per * k, pts, |mut pt, d_rows| {
         let width = pt.len() / t;
         cholesky_solve_factored(&g, t, &mut pt, width)?;
         let pt: Vec<f32> = pt.into_iter().map(|v| v as f32).collect();
         matmul(View::row_major(&pt, t, width).t(), View::row_major(&xc, t, k), d_rows)
-    };
-    let mut d = vec![0f32; n_embd * k];
-    if pts.len() == 1 {
-        solve(std::mem::take(&mut pts[0]), &mut d)?;
-    } else {
-        let solve = &solve;
-        std::thread::scope(|scope| {
-            let jobs: Vec<_> = pts.into_iter().zip(d.chunks_mut(per * k.max(1))).map(|(pt, d_rows)| scope.spawn(move || solve(pt, d_rows))).collect();
-            jobs.into_iter().try_for_each(|j| j.join().unwrap_or_else(|_| Err(anyhow::anyhow!("a refit thread panicked"))))
-        })?;
-    }
+    })?;
     drop(g);
     // b' - b = W_S mu_S - D mu_C.
     let bias = (0..n_embd)

@@ -116,19 +116,22 @@ pub fn matmul<T: Scalar>(a: View<T>, b: View<T>, out: &mut [T]) -> anyhow::Resul
 pub fn matmul_par<T: Scalar + Send + Sync>(a: View<T>, b: View<T>, out: &mut [T], threads: usize) -> anyhow::Result<()> {
     ensure!(out.len() == a.rows * b.cols, "matmul: output of {} for {}x{}", out.len(), a.rows, b.cols);
     let per = a.rows.div_ceil(threads.max(1)).max(1);
-    if threads <= 1 || a.rows <= per || b.cols == 0 {
-        return matmul(a, b, out);
+    let blocks: Vec<_> = (0..a.rows).step_by(per).map(|r| r..(r + per).min(a.rows)).collect();
+    for_each_chunk(out, per * b.cols, blocks, |rows, o| matmul(a.row_block(rows), b, o))
+}
+
+/// Runs `f(input, chunk)` for each of `inputs` with the matching `chunk_len`-long
+/// chunk of `out` (the last may be shorter), one thread per chunk; a single chunk
+/// runs on the calling thread. The first error is returned.
+pub fn for_each_chunk<T: Send, I: Send>(out: &mut [T], chunk_len: usize, inputs: Vec<I>, f: impl Fn(I, &mut [T]) -> anyhow::Result<()> + Sync) -> anyhow::Result<()> {
+    let mut chunks: Vec<&mut [T]> = out.chunks_mut(chunk_len.max(1)).collect();
+    if inputs.len() <= 1 || chunks.len() <= 1 {
+        return inputs.into_iter().zip(chunks).try_for_each(|(i, c)| f(i, c));
     }
+    let f = &f;
     std::thread::scope(|scope| {
-        let jobs: Vec<_> = out
-            .chunks_mut(per * b.cols)
-            .enumerate()
-            .map(|(i, o)| {
-                let rows = i * per..(i * per + per).min(a.rows);
-                scope.spawn(move || matmul(a.row_block(rows), b, o))
-            })
-            .collect();
-        jobs.into_iter().try_for_each(|j| j.join().unwrap_or_else(|_| Err(anyhow::anyhow!("a matmul thread panicked"))))
+        let jobs: Vec<_> = inputs.into_iter().zip(chunks.drain(..)).map(|(i, c)| scope.spawn(move || f(i, c))).collect();
+        jobs.into_iter().try_for_each(|j| j.join().unwrap_or_else(|_| Err(anyhow::anyhow!("a worker thread panicked"))))
     })
 }
 
