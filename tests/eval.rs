@@ -67,6 +67,13 @@ fn perplexity_of_a_task_text_appends_a_row() {
     assert_eq!((r.task.as_deref(), r.ctx, r.max_chunks, r.chunks, r.tokens), (Some("qa"), 16, Some(2), 2, 2 * 7));
     assert_eq!(r.ppl, printed["ppl"].as_f64().unwrap());
     assert!(r.ppl > 1.0 && r.ppl.is_finite() && (r.mean_nll.exp() - r.ppl).abs() < 1e-9 * r.ppl);
+    // The chunks' NLL sums add up to the total, and the interval over them holds the point.
+    let spans = r.chunk_spans().expect("two chunks' sums");
+    assert_eq!(spans.iter().map(|s| s.tokens).collect::<Vec<_>>(), [7, 7]);
+    assert!((spans.iter().map(|s| s.nll).sum::<f64>() - r.mean_nll * 14.0).abs() < 1e-9 * r.mean_nll * 14.0);
+    let (lo, hi) = (r.ppl_lo.unwrap(), r.ppl_hi.unwrap());
+    assert!(lo <= r.ppl && r.ppl <= hi, "{lo} {} {hi}", r.ppl);
+    assert_eq!((printed["ppl_lo"].as_f64(), printed["ppl_hi"].as_f64()), (Some(lo), Some(hi)));
     assert_eq!(r.data, data.file_name().unwrap().to_string_lossy());
     common::assert_clean_failure(&["perplexity", "-m", model.to_str().unwrap(), "--task", "qa", "--data", "/nonexistent.jsonl"], "/nonexistent.jsonl");
 }

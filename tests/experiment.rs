@@ -28,7 +28,7 @@ methods:
   - method: reference
   - method: selectinfer
   - {{method: random-loading, load: [0.5, 0.7]}}
-perplexity: {{chunks: 1, ctx: 16}}
+perplexity: {{chunks: 2, ctx: 16}}
 ",
         model.display(),
         data.display()
@@ -69,7 +69,7 @@ fn runs_every_cell_once_resumes_and_reports() {
     let ppl: Vec<selectinfer::eval::perplexity::PerplexityRow> = csv::Reader::from_path(res.join("perplexity.csv")).unwrap().deserialize().map(Result::unwrap).collect();
     assert_eq!(ppl.len(), 8);
     assert_eq!(ppl.iter().filter(|p| p.task.as_deref() == Some("qa")).count(), 4);
-    assert!(ppl.iter().all(|p| p.ppl.is_finite() && p.ppl > 1.0 && p.chunks == 1));
+    assert!(ppl.iter().all(|p| p.ppl.is_finite() && p.ppl > 1.0 && p.chunks == 2 && p.ppl_lo.unwrap() <= p.ppl && p.ppl <= p.ppl_hi.unwrap()));
     // Prepared files, with their recipes, and the profile made for the slice.
     for f in ["tiny.F16.gguf", "tiny.F16.gguf.recipe", "tiny.F16.qa-load0.7.gguf", "tiny.random-load0.5.gguf"] {
         assert!(d.join("models").join(f).exists(), "models/{f}");
@@ -80,6 +80,13 @@ fn runs_every_cell_once_resumes_and_reports() {
     assert!(readme.contains("Perplexity cells with a row: 8 of 8") && readme.contains("## Perplexity"), "{readme}");
     assert!(readme.contains("F1 [95% CI]") && readme.contains("Δ F1 vs reference") && readme.contains("PPL task text"), "{readme}");
     assert!(!readme.contains("decode tok/s |"), "no speed beside scores: {readme}");
+    // The perplexity table pairs each file with the reference on the same chunks: the
+    // slice's Δ is its perplexity minus the reference's; the reference has none.
+    let ppl_of = |file: &str, task: Option<&str>| ppl.iter().find(|p| p.model == file && p.task.as_deref() == task).unwrap().ppl;
+    let ppl_line = |file: &str| readme.lines().find(|l| l.starts_with(&format!("| {file} ")) && l.contains("wikitext")).unwrap_or_else(|| panic!("{file} in {readme}"));
+    let delta = ppl_of("tiny.F16.qa-load0.7.gguf", None) - ppl_of("tiny.F16.gguf", None);
+    assert!(ppl_line("tiny.F16.qa-load0.7.gguf").contains(&format!("| {delta:+.3} [")), "{delta} in {readme}");
+    assert!(!ppl_line("tiny.F16.gguf").contains("[+") && !ppl_line("tiny.F16.gguf").contains("[-"), "{readme}");
     // Paired differences (from the outputs of both cells) for every method but the reference.
     let row_of = |m: &str| readme.lines().find(|l| l.contains(&format!("| {m} "))).unwrap_or_else(|| panic!("{m} row in {readme}"));
     let deltas = |l: &str| l.matches("[+").count() + l.matches("[-").count();
@@ -122,7 +129,7 @@ fn run_methods(methods: &str) -> (tempfile::TempDir, Vec<selectinfer::eval::harn
     std::fs::create_dir_all(d.join("experiments")).unwrap();
     let text = yaml(&model, &data)
         .replace("  - method: reference\n  - method: selectinfer\n  - {method: random-loading, load: [0.5, 0.7]}\n", methods)
-        .replace("perplexity: {chunks: 1, ctx: 16}\n", "");
+        .replace("perplexity: {chunks: 2, ctx: 16}\n", "");
     std::fs::write(d.join("experiments/exp.yaml"), text).unwrap();
     let first = experiment(d, &["experiments/exp.yaml"]);
     let (_, err) = common::text(&first);

@@ -10,7 +10,8 @@ use anyhow::Context;
 use super::perplexity::PerplexityArgs;
 use crate::compute::{ComputePlan, SelectiveSession};
 use crate::engine::{LoadOptions, Model, SessionOptions};
-use crate::eval::answers::{answer_nlls, answer_perplexity, paired_difference, AnswerNll};
+use crate::eval::answers::answer_nlls;
+use crate::eval::perplexity::{paired_difference, perplexity_interval, NllSpan};
 use crate::eval::harness::variant_label;
 use crate::select::SliceMeta;
 use crate::tasks::{read_examples, Split};
@@ -71,7 +72,7 @@ pub fn run(a: &PerplexityArgs) -> anyhow::Result<()> {
     s.set_decode_bias(a.compute.decode_bias)?;
     s.set_decode_refit(a.compute.decode_refit(model.gguf()))?;
     let nlls = answer_nlls(&mut s, &eval, shots)?;
-    let iv = answer_perplexity(&nlls);
+    let iv = perplexity_interval(&nlls);
     if let Some(p) = &a.per_example {
         let lines: Vec<String> = eval.iter().zip(&nlls).map(|(e, n)| serde_json::json!({"id": e.id, "tokens": n.tokens, "nll": n.nll}).to_string()).collect();
         crate::fsutil::write_atomic(p, (lines.join("\n") + "\n").as_bytes()).with_context(|| format!("writing {}", p.display()))?;
@@ -118,7 +119,7 @@ pub fn run(a: &PerplexityArgs) -> anyhow::Result<()> {
 }
 
 /// A `--per-example` file's NLLs, checked to be of the same examples.
-fn read_per_example(path: &Path, eval: &[crate::tasks::Example]) -> anyhow::Result<Vec<AnswerNll>> {
+fn read_per_example(path: &Path, eval: &[crate::tasks::Example]) -> anyhow::Result<Vec<NllSpan>> {
     let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
     let rows: Vec<serde_json::Value> =
         text.lines().filter(|l| !l.trim().is_empty()).map(serde_json::from_str).collect::<Result<_, _>>().with_context(|| format!("{} is not JSON Lines", path.display()))?;
@@ -129,7 +130,7 @@ fn read_per_example(path: &Path, eval: &[crate::tasks::Example]) -> anyhow::Resu
         .map(|(i, (r, e))| {
             let (id, tokens, nll) = (r["id"].as_str(), r["tokens"].as_u64(), r["nll"].as_f64());
             match (id, tokens, nll) {
-                (Some(id), Some(tokens), Some(nll)) if id == e.id => Ok(AnswerNll { tokens: tokens as usize, nll }),
+                (Some(id), Some(tokens), Some(nll)) if id == e.id => Ok(NllSpan { tokens: tokens as usize, nll }),
                 _ => anyhow::bail!("{} line {}: expected example {} with tokens and nll", path.display(), i + 1, e.id),
             }
         })

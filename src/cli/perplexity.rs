@@ -7,7 +7,7 @@ use std::time::Instant;
 use anyhow::Context;
 
 use crate::engine::{LoadOptions, Model};
-use crate::eval::perplexity::{evaluation_text, perplexity, PerplexityRow};
+use crate::eval::perplexity::{evaluation_text, format_chunk_nll, perplexity, PerplexityRow};
 use crate::model::ModelInfo;
 use crate::tasks::{read_examples, Split, Task};
 
@@ -96,10 +96,13 @@ pub fn run(a: PerplexityArgs) -> anyhow::Result<()> {
             chunks: p.chunks,
             tokens: p.tokens,
             ppl: p.ppl,
+            ppl_lo: p.ppl_lo,
+            ppl_hi: p.ppl_hi,
             mean_nll: p.mean_nll,
             weight_bytes: ModelInfo::from_gguf(model.gguf())?.total_bytes,
             wall_s: t0.elapsed().as_secs_f64(),
             threads,
+            chunk_nll: format_chunk_nll(&p.chunk_nll),
         };
         crate::eval::harness::append_row(out, &row)?;
         eprintln!("perplexity: appended a row to {}", out.display());
@@ -107,10 +110,11 @@ pub fn run(a: PerplexityArgs) -> anyhow::Result<()> {
     if a.json.json {
         println!("{}", serde_json::to_string(&p)?);
     } else {
-        println!(
-            "perplexity {:.4} (mean NLL {:.5} nats over {} tokens, {} chunks of {})",
-            p.ppl, p.mean_nll, p.tokens, p.chunks, p.n_ctx
-        );
+        let interval = match (p.ppl_lo, p.ppl_hi) {
+            (Some(lo), Some(hi)) => format!(" [{lo:.4}, {hi:.4}] (95% bootstrap over chunks)"),
+            _ => String::new(),
+        };
+        println!("perplexity {:.4}{interval} (mean NLL {:.5} nats over {} tokens, {} chunks of {})", p.ppl, p.mean_nll, p.tokens, p.chunks, p.n_ctx);
     }
     Ok(())
 }

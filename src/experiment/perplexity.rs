@@ -223,10 +223,13 @@ perplexity: {chunks: 4}
             chunks: 4,
             tokens: 1020,
             ppl: 9.8,
+            ppl_lo: None,
+            ppl_hi: None,
             mean_nll: 9.8f64.ln(),
             weight_bytes: 1,
             wall_s: 1.0,
             threads: 2,
+            chunk_nll: String::new(),
         };
         let wiki = row("m.F16.gguf", None, "wikitext2_raw_test.txt", Some(4));
         assert!(cells[0].matches(&wiki, "m") && !cells[1].matches(&wiki, "m") && !cells[3].matches(&wiki, "m"));

@@ -69,7 +69,12 @@ fn with_interval(point: Option<f64>, iv: Option<Interval>) -> String {
 
 /// A paired difference: `-14.9 [-21.0, -8.8] *`, starred when the interval excludes 0.
 fn difference(iv: Option<&Interval>) -> String {
-    iv.map_or("-".into(), |iv| format!("{:+.1} [{:+.1}, {:+.1}]{}", iv.point, iv.lo, iv.hi, if iv.excludes_zero() { " *" } else { "" }))
+    difference_of(iv, 1)
+}
+
+/// [`difference`] with `digits` decimals.
+fn difference_of(iv: Option<&Interval>, digits: usize) -> String {
+    iv.map_or("-".into(), |iv| format!("{:+.digits$} [{:+.digits$}, {:+.digits$}]{}", iv.point, iv.lo, iv.hi, if iv.excludes_zero() { " *" } else { "" }))
 }
 
 fn setting(r: &EvalRow) -> [String; 4] {
@@ -91,7 +96,7 @@ pub fn table_notes(perplexity: bool, select_ms: bool) -> String {
         "Scores are point [95% interval]: a bootstrap over the cell's examples ({RESAMPLES} resamples, seed {SEED}; BLEU and chrF re-scored from the summed sentence statistics of each resample, as sacrebleu's bootstrap). Δ columns are each method's paired difference to the reference on the same examples (the same resamples for both cells, as sacrebleu's paired bootstrap); `*` marks an interval that excludes 0, a difference larger than resampling the examples explains."
     );
     if perplexity {
-        n += " PPL columns are the perplexity of the cell's file on wikitext-2 and on the task's evaluation text (each evaluation prompt followed by its reference answer). Perplexity evaluates every token as a prefill token, so it measures loading (the slice or quantization), not selective computation: a computing method shows its file's perplexity computed densely (CoreInfer's is the reference's).";
+        n += " PPL columns are the perplexity of the cell's file on wikitext-2 and on the task's evaluation text (each evaluation prompt followed by its reference answer; intervals and paired differences in the Perplexity table below). Perplexity evaluates every token as a prefill token, so it measures loading (the slice or quantization), not selective computation: a computing method shows its file's perplexity computed densely (CoreInfer's is the reference's).";
     }
     if select_ms {
         n += " `select ms`: median per-prompt time to choose the computed neurons and gather their weights (since 2026-12-03 the per-prompt refit runs inside the prefill, so its time is no longer part of it).";
@@ -193,19 +198,35 @@ pub fn variant_tables(e: &Experiment, rows: &[EvalRow], order: &[usize], pairs: 
     ))
 }
 
-/// The table of every perplexity row.
-pub fn perplexity_table(rows: &[PerplexityRow]) -> Option<String> {
+/// The table of every perplexity row, each with its interval over chunks and its
+/// paired difference to the reference file of its model on the same chunks.
+pub fn perplexity_table(e: &Experiment, rows: &[PerplexityRow]) -> Option<String> {
     if rows.is_empty() {
         return None;
     }
     let mut sorted: Vec<&PerplexityRow> = rows.iter().collect();
     sorted.sort_by(|a, b| (&a.task, &a.model).cmp(&(&b.task, &b.model)));
-    let mut t = Table::new(["file", "text", "chunks x ctx", "tokens scored", "perplexity", "weights"]);
+    let mut t = Table::new(["file", "text", "chunks x ctx", "tokens scored", "perplexity [95% CI]", "Δ vs reference", "weights"]);
     for r in sorted {
         let text = r.task.as_ref().map_or(r.data.clone(), |task| format!("{task} evaluation text ({})", r.data));
-        t.row([r.model.clone(), text, format!("{} x {}", r.chunks, r.ctx), r.tokens.to_string(), format!("{:.3}", r.ppl), format_bytes(r.weight_bytes)]);
+        let ppl = match (r.ppl_lo, r.ppl_hi) {
+            (Some(lo), Some(hi)) => format!("{:.3} [{lo:.3}, {hi:.3}]", r.ppl),
+            _ => format!("{:.3}", r.ppl),
+        };
+        let reference = reference_row(e, rows, r).filter(|b| b.model != r.model);
+        let delta = difference_of(reference.and_then(|b| r.paired_with(b)).as_ref(), 3);
+        t.row([r.model.clone(), text, format!("{} x {}", r.chunks, r.ctx), r.tokens.to_string(), ppl, delta, format_bytes(r.weight_bytes)]);
     }
     Some(t.to_markdown())
+}
+
+/// The row of the reference (F16) file of `r`'s model (the experiment model whose
+/// files' names `r.model` begins with) on `r`'s text, chunk length and chunks.
+fn reference_row<'a>(e: &Experiment, rows: &'a [PerplexityRow], r: &PerplexityRow) -> Option<&'a PerplexityRow> {
+    let name = e.models.iter().map(|m| m.name.as_str()).filter(|n| r.model.starts_with(&format!("{n}."))).max_by_key(|n| n.len())?;
+    let reference = super::config::Prep::F16.path(name);
+    let reference = reference.file_name()?.to_string_lossy();
+    rows.iter().rev().find(|b| b.model == reference && (&b.task, &b.data, b.ctx, b.chunks) == (&r.task, &r.data, r.ctx, r.chunks))
 }
 
 /// The table of capped or speed-only rows.
@@ -300,8 +321,8 @@ pub fn write_readme(e: &Experiment, all: &[EvalRow], ctx: &ReportContext, dir: &
     if let Some(t) = variant_tables(e, all, &order, ctx.paired) {
         writeln!(s, "{t}")?;
     }
-    if let Some(t) = perplexity_table(ctx.perplexity) {
-        writeln!(s, "## Perplexity\n\nChunks of the text are evaluated from an empty cache and the second half of each chunk is scored, as llama.cpp's `llama-perplexity` does; only the first chunks are used. Loading only: every token is a prefill token.\n\n{t}")?;
+    if let Some(t) = perplexity_table(e, ctx.perplexity) {
+        writeln!(s, "## Perplexity\n\nChunks of the text are evaluated from an empty cache and the second half of each chunk is scored, as llama.cpp's `llama-perplexity` does; only the first chunks are used. Loading only: every token is a prefill token. The interval is a 95% bootstrap over the chunks ({RESAMPLES} resamples, seed {SEED}); Δ is the paired difference to the reference file's perplexity on the same chunks (the same resamples), `*` where its interval excludes 0. Rows written before intervals existed show the point alone.\n\n{t}")?;
     }
     if let Some(t) = speed_table(e, &rows) {
         writeln!(s, "## Speed under a memory cap / speed-only runs\n\nA memory cap is a cgroup v1 memory group (page cache included) entered before the model is mapped, after dropping the page cache.\n\n{t}")?;
