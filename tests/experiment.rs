@@ -114,6 +114,16 @@ fn runs_every_cell_once_resumes_and_reports() {
     let after = std::fs::read_to_string(res.join("results.csv")).unwrap();
     assert_eq!(after.lines().count(), 5);
     assert!(after.lines().last().unwrap().contains("random-loading"));
+
+    // Perplexity rows written by another build are named among the page's commits.
+    let ppl_text = std::fs::read_to_string(res.join("perplexity.csv")).unwrap();
+    let commit = &ppl[0].git_commit;
+    std::fs::write(res.join("perplexity.csv"), ppl_text.replace(&format!(",{commit},"), ",ppl0build,")).unwrap();
+    let redrawn = experiment(d, &["experiments/exp.yaml", "--report-only"]);
+    assert!(redrawn.status.success(), "{}", common::text(&redrawn).1);
+    let readme = std::fs::read_to_string(res.join("README.md")).unwrap();
+    let commits = readme.lines().find(|l| l.starts_with("Machine: ")).unwrap();
+    assert!(commits.contains("ppl0build") && commits.contains(rows[0].git_commit.as_str()), "{commits}");
 }
 
 /// A profile slice of a quantized base, neuron-major: the runner quantizes the F16

@@ -292,10 +292,11 @@ pub fn write_readme(e: &Experiment, all: &[EvalRow], ctx: &ReportContext, dir: &
     if ctx.ppl_cells.1 > 0 {
         writeln!(s, "Perplexity cells with a row: {} of {} (`perplexity.csv`).\n", ctx.ppl_cells.0, ctx.ppl_cells.1)?;
     }
-    let mut machines: Vec<&str> = rows.iter().map(|r| r.machine.as_str()).collect();
+    // Perplexity rows are often written later than the task rows (by another build), so both count.
+    let mut machines: Vec<&str> = rows.iter().map(|r| r.machine.as_str()).chain(ctx.perplexity.iter().map(|r| r.machine.as_str())).collect();
     machines.sort();
     machines.dedup();
-    let mut commits: Vec<&str> = rows.iter().map(|r| r.git_commit.as_str()).collect();
+    let mut commits: Vec<&str> = rows.iter().map(|r| r.git_commit.as_str()).chain(ctx.perplexity.iter().map(|r| r.git_commit.as_str())).collect();
     commits.sort();
     commits.dedup();
     writeln!(s, "Machine: {}. Commits: {}. Threads: {}.\n", machines.join("; "), commits.join(", "), e.threads)?;
