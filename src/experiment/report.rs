@@ -4,6 +4,7 @@
 //! paired difference to the reference, and perplexity of the cell's file; not
 //! decode speed, which only a round-robin benchmark can compare (see [`table_notes`]).
 
+use std::collections::BTreeSet;
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
@@ -293,20 +294,13 @@ pub fn write_readme(e: &Experiment, all: &[EvalRow], ctx: &ReportContext, dir: &
         writeln!(s, "Perplexity cells with a row: {} of {} (`perplexity.csv`).\n", ctx.ppl_cells.0, ctx.ppl_cells.1)?;
     }
     // Perplexity rows are often written later than the task rows (by another build), so both count.
-    let mut machines: Vec<&str> = rows.iter().map(|r| r.machine.as_str()).chain(ctx.perplexity.iter().map(|r| r.machine.as_str())).collect();
-    machines.sort();
-    machines.dedup();
-    let mut commits: Vec<&str> = rows.iter().map(|r| r.git_commit.as_str()).chain(ctx.perplexity.iter().map(|r| r.git_commit.as_str())).collect();
-    commits.sort();
-    commits.dedup();
-    writeln!(s, "Machine: {}. Commits: {}. Threads: {}.\n", machines.join("; "), commits.join(", "), e.threads)?;
+    let machines: BTreeSet<&str> = rows.iter().map(|r| r.machine.as_str()).chain(ctx.perplexity.iter().map(|r| r.machine.as_str())).collect();
+    let commits: BTreeSet<&str> = rows.iter().map(|r| r.git_commit.as_str()).chain(ctx.perplexity.iter().map(|r| r.git_commit.as_str())).collect();
+    writeln!(s, "Machine: {}. Commits: {}. Threads: {}.\n", joined(&machines, "; "), joined(&commits, ", "), e.threads)?;
     if rows.iter().any(|r| r.synthetic) {
         writeln!(s, "**Synthetic weights**: rows marked `synthetic` come from random-weight models with a real model's shapes; they measure speed and memory only.\n")?;
     }
-    let mut tasks: Vec<&str> = rows.iter().map(|r| r.task.as_str()).collect();
-    tasks.dedup();
-    tasks.sort();
-    tasks.dedup();
+    let tasks: BTreeSet<&str> = rows.iter().map(|r| r.task.as_str()).collect();
     let select_ms = rows.iter().any(|r| r.mem_cap_bytes.is_none() && r.speed_only_tokens.is_none() && r.select_ms.is_some());
     let notes = table_notes(!ctx.perplexity.is_empty(), select_ms);
     let mut noted = false;
@@ -345,4 +339,9 @@ pub fn write_readme(e: &Experiment, all: &[EvalRow], ctx: &ReportContext, dir: &
     }
     crate::fsutil::write_atomic(&dir.join("README.md"), s.as_bytes())?;
     Ok(())
+}
+
+/// The set's items in order, separated by `sep`.
+fn joined(items: &BTreeSet<&str>, sep: &str) -> String {
+    items.iter().copied().collect::<Vec<_>>().join(sep)
 }
