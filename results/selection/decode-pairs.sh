@@ -20,11 +20,6 @@ anchor() { # anchor METHOD TASK
         coreinfer) echo "$O/$F.coreinfer.$2.$(data "$2").compute0.4-alpha0.2.n$(n "$2").jsonl";;
     esac
 }
-pair() { # pair TITLE A B TASK
-    [ -f "$2" ] && [ -f "$3" ] || return 0
-    echo; echo "## $1"; echo
-    "$SI" pair "$2" "$3" --task "$4" | tail -n +3
-}
 report() {
     echo "# Decode corrections against the refit ($title F16, phi 0.4)"
     echo

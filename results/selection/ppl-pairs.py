@@ -2,7 +2,8 @@
 """Paired perplexity differences between slices of one sweep, from perplexity.csv.
 
 Each row keeps its chunks' NLL sums (chunk_nll); this pairs every file with the
-paper's selection of the same task and gamma (the file without a variant suffix) and with the reference on the same chunks,
+paper's selection of the same task and gamma (the file without a variant suffix; for a
+layer range, gamma 0.7, whose FFN bytes it keeps) and with the reference on the same chunks,
 with the same 1000 resamples (SplitMix64, seed 12345, multiply-shift to 0..n) that
 selectinfer's reports use, so its "vs reference" column reproduces the report's
 Perplexity table to the printed digits. Usage:
@@ -57,7 +58,7 @@ def main(path):
         rows[(r["model"], r["task"])] = {"sums": sums, "n": n, "per": int(r["tokens"]) // n, "ppl": float(r["ppl"]), "lo": float(r["ppl_lo"]), "hi": float(r["ppl_hi"])}
     models = sorted({m for m, _ in rows})
     ref = next(m for m in models if m.endswith(".F16.gguf"))
-    print(f"| file | text | perplexity [95% CI] | Δ vs reference | Δ vs the paper's selection (same task, γ) |")
+    print(f"| file | text | perplexity [95% CI] | Δ vs reference | Δ vs the paper's selection (same task, γ; a layer range: γ 0.7) |")
     print("|---|---|---|---|---|")
     for (m, task), r in sorted(rows.items(), key=lambda kv: (kv[0][1], kv[0][0])):
         text = task or "wikitext-2"
@@ -65,7 +66,10 @@ def main(path):
         base = None
         hit = re.match(r"^(.*\.F16\.)(qa|translate|summarize)-load([0-9]+(?:\.[0-9]+)?)(.*)\.gguf$", m)
         if hit and hit.group(4):
-            cand = f"{hit.group(1)}{hit.group(2)}-load{hit.group(3)}.gguf"
+            # A layer range (`-layersA-B`) keeps the FFN bytes of gamma 0.7 over the
+            # default layers (the sweep files choose its gamma so): pair it with that.
+            gamma = "0.7" if hit.group(4).startswith("-layers") else hit.group(3)
+            cand = f"{hit.group(1)}{hit.group(2)}-load{gamma}.gguf"
             if (cand, task) in rows:
                 base = fmt(paired(r, rows[(cand, task)]))
         print(f"| {m} | {text} | {r['ppl']:.2f} [{r['lo']:.2f}, {r['hi']:.2f}] | {vs_ref} | {base or '-'} |")

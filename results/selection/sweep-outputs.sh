@@ -1,7 +1,8 @@
 # Sourced by the pair scripts beside it: where a selection sweep's outputs are, for
 # MODEL=gemma3 (default) or smollm2, and the evaluation file and example count of
 # each task's cells. Sets O (the outputs folder), F (the F16 model's file stem) and
-# title; write_whole writes a report whole or not at all.
+# title; pair writes one `selectinfer pair` section ($SI) of a report; write_whole
+# writes a report whole or not at all.
 case ${MODEL:-gemma3} in
     gemma3) O=results/selection-gemma3/outputs; F=gemma-3-270m.F16; title=Gemma-3-270M;;
     smollm2) O=results/selection-smollm2/outputs; F=SmolLM2-135M-Instruct.F16; title=SmolLM2-135M-Instruct;;
@@ -9,6 +10,11 @@ case ${MODEL:-gemma3} in
 esac
 data() { case $1 in qa) echo qa_squad11dev_xquad_en_500;; translate) echo wmt16_de_en_newstest2016_500;; summarize) echo sum_xsum_test_200;; esac; }
 n() { case $1 in summarize) echo 100;; *) echo 200;; esac; }
+pair() { # pair TITLE A B TASK: A - B, left out unless both cells have run
+    [ -f "$2" ] && [ -f "$3" ] || return 0
+    echo; echo "## $1"; echo
+    "$SI" pair "$2" "$3" --task "$4" | tail -n +3
+}
 write_whole() { # write_whole OUT FUNCTION: FUNCTION's output to OUT, whole or not at all
     tmp_out=$(mktemp); trap 'rm -f "$tmp_out"' EXIT
     "$2" > "$tmp_out"
