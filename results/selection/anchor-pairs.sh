@@ -6,28 +6,20 @@
 # the layer range (SmolLM2 10..24 at gamma 0.507, Gemma 4..14 at 0.58) against the
 # paper's selection at 0.7 (the same FFN bytes); alpha 0.1 / 0.4 against 0.2 at gamma 0.55 (the chained refit is in
 # chained-pairs.sh, the decode corrections in decode-pairs.sh). The sweep's cells of
-# `experiments/selection-smollm2.yaml` (default) or, with MODEL=gemma3,
-# `selection-gemma3.yaml`, paired with `selectinfer pair`; a pair whose cells have
-# not run is left out. Writes results/selection/anchor-pairs-smollm2.md
-# (anchor-pairs-gemma3.md).
+# `experiments/selection-gemma3.yaml` (or, with MODEL=smollm2,
+# `selection-smollm2.yaml`), paired with `selectinfer pair`; a pair whose cells have
+# not run is left out. Writes results/selection/anchor-pairs-gemma3.md
+# (anchor-pairs-smollm2.md).
 set -euo pipefail
 SI=${SI:-selectinfer}
-MODEL=${MODEL:-smollm2}
+MODEL=${MODEL:-gemma3}
 . "$(dirname "$0")/sweep-outputs.sh"
 out=results/selection/anchor-pairs-$MODEL.md
 case $MODEL in smollm2) range=0.507-layers10-24; layers=10..24; at=0.507;; gemma3) range=0.58-layers4-14; layers=4..14; at=0.58;; esac
-cell() { # cell TASK SLICE-SUFFIX METHOD [SETTINGS]: the outputs file of one cell
-    local s=${4:+.$4}
-    echo "$O/$F$2.$3.$1.$(data "$1")$s.n$(n "$1").jsonl"
-}
 dense() { cell "$1" ".$1-load$2" dense-loaded; }              # dense TASK SLICE
 phi() { cell "$1" ".$1-load$2" selectinfer "compute0.4-alpha${3:-0.2}${4:-}"; } # phi TASK SLICE [ALPHA] [DECODE]
 report() {
-    echo "# Dense-loaded anchors, layer range and alpha ($title F16)"
-    echo
-    echo "Made by \`MODEL=$MODEL results/selection/anchor-pairs.sh\` with \`selectinfer pair\` from the sweep's"
-    echo "outputs in \`$O/\`: A - B on the same examples,"
-    echo "1000 paired resamples (seed 12345); \`*\` where the interval excludes 0."
+    header "Dense-loaded anchors, layer range and alpha" anchor-pairs.sh
     echo "Dense-loaded computes every loaded neuron; \"phi 0.4\" is the selective computation"
     echo "on the same slice; \"decode refit\" is today's default (\`--decode-refit 1\` on a refit slice)."
     for t in qa translate summarize; do

@@ -9,33 +9,22 @@ set -euo pipefail
 SI=${SI:-selectinfer}
 . "$(dirname "$0")/sweep-outputs.sh"
 case ${MODEL:-gemma3} in gemma3) out=results/selection/chained-pairs.md;; smollm2) out=results/selection/chained-pairs-smollm2.md;; esac
-cell() { # cell SLICE-SUFFIX METHOD TASK: the outputs file of a sweep cell
-    local d; d=$(data "$3")
+chained() { # chained SLICE-SUFFIX METHOD TASK: the outputs file of a gamma 0.7 cell
     case $2 in
-        selectinfer) echo "$O/$F.$3-load0.7$1.selectinfer.$3.$d.compute0.4-alpha0.2.n$(n "$3").jsonl";;
-        dense-loaded) echo "$O/$F.$3-load0.7$1.dense-loaded.$3.$d.n$(n "$3").jsonl";;
-        reference) echo "$O/$F.reference.$3.$d.n$(n "$3").jsonl";;
-        coreinfer) echo "$O/$F.coreinfer.$3.$d.compute0.4-alpha0.2.n$(n "$3").jsonl";;
+        selectinfer) cell "$3" ".$3-load0.7$1" selectinfer compute0.4-alpha0.2;;
+        dense-loaded) cell "$3" ".$3-load0.7$1" dense-loaded;;
+        reference) cell "$3" "" reference;;
+        coreinfer) cell "$3" "" coreinfer compute0.4-alpha0.2;;
     esac
 }
 report() {
-    echo "# Chained refit against the refit ($title F16, gamma 0.7)"
-    echo
-    echo "Made by \`MODEL=${MODEL:-gemma3} results/selection/chained-pairs.sh\` with \`selectinfer pair\` from the sweep's"
-    echo "outputs in \`$O/\`: A - B on the same examples,"
-    echo "1000 paired resamples (seed 12345); \`*\` where the interval excludes 0."
+    header "Chained refit against the refit" chained-pairs.sh ", gamma 0.7"
     for t in qa translate summarize; do
         for m in selectinfer dense-loaded; do
-            a=$(cell -refit-chained "$m" "$t"); b=$(cell -refit "$m" "$t")
-            [ -f "$a" ] && [ -f "$b" ] || continue
-            echo; echo "## $t, $m: refit-chained (A) against refit (B)"; echo
-            "$SI" pair "$a" "$b" --task "$t" | tail -n +3
+            pair "$t, $m: refit-chained (A) against refit (B)" "$(chained -refit-chained "$m" "$t")" "$(chained -refit "$m" "$t")" "$t"
         done
         for b in reference coreinfer; do
-            a=$(cell -refit-chained selectinfer "$t"); c=$(cell "" "$b" "$t")
-            [ -f "$a" ] && [ -f "$c" ] || continue
-            echo; echo "## $t: selectinfer refit-chained (A) against $b (B)"; echo
-            "$SI" pair "$a" "$c" --task "$t" | tail -n +3
+            pair "$t: selectinfer refit-chained (A) against $b (B)" "$(chained -refit-chained selectinfer "$t")" "$(chained "" "$b" "$t")" "$t"
         done
     done
 }

@@ -12,20 +12,16 @@ SI=${SI:-selectinfer}
 . "$(dirname "$0")/sweep-outputs.sh"
 case ${MODEL:-gemma3} in gemma3) out=results/selection/decode-pairs.md;; smollm2) out=results/selection/decode-pairs-smollm2.md;; esac
 refit() { # refit TASK GAMMA DECODE-SUFFIX: the outputs file of a refit cell at phi 0.4
-    echo "$O/$F.$1-load$2-refit.selectinfer.$1.$(data "$1").compute0.4-alpha0.2$3.n$(n "$1").jsonl"
+    cell "$1" ".$1-load$2-refit" selectinfer "compute0.4-alpha0.2$3"
 }
 anchor() { # anchor METHOD TASK
     case $1 in
-        reference) echo "$O/$F.reference.$2.$(data "$2").n$(n "$2").jsonl";;
-        coreinfer) echo "$O/$F.coreinfer.$2.$(data "$2").compute0.4-alpha0.2.n$(n "$2").jsonl";;
+        reference) cell "$2" "" reference;;
+        coreinfer) cell "$2" "" coreinfer compute0.4-alpha0.2;;
     esac
 }
 report() {
-    echo "# Decode corrections against the refit ($title F16, phi 0.4)"
-    echo
-    echo "Made by \`MODEL=${MODEL:-gemma3} results/selection/decode-pairs.sh\` with \`selectinfer pair\` from the sweep's"
-    echo "outputs in \`$O/\`: A - B on the same examples,"
-    echo "1000 paired resamples (seed 12345); \`*\` where the interval excludes 0."
+    header "Decode corrections against the refit" decode-pairs.sh ", phi 0.4"
     for t in qa translate summarize; do
         for g in 0.7 0.55; do
             for d in decode-bias decode-refit1; do
