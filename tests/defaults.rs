@@ -44,7 +44,7 @@ fn moments(model: &Path, profile: &Path, data: &Path) {
 #[test]
 fn slice_refits_by_default_where_the_loader_reads_the_bias() {
     let dir = tempfile::tempdir().unwrap();
-    for arch in [SynthArch::Llama, SynthArch::Gemma3] {
+    for arch in [SynthArch::Llama, SynthArch::Gemma3, SynthArch::Qwen2] {
         let sub = dir.path().join(format!("{arch:?}"));
         std::fs::create_dir_all(&sub).unwrap();
         let (model, profile, data) = common::translate_profile(&sub, arch);
@@ -64,16 +64,6 @@ fn slice_refits_by_default_where_the_loader_reads_the_bias() {
         assert!(o.status.success(), "{}", common::text(&o).1);
         assert!(!has_down_bias(&random) && !common::text(&o).1.contains("compensation"), "{}", common::text(&o).1);
     }
-    // qwen2's loader reads no down bias: the paper's selection, and a note saying why.
-    let sub = dir.path().join("qwen2");
-    std::fs::create_dir_all(&sub).unwrap();
-    let (model, profile, _) = common::translate_profile(&sub, SynthArch::Qwen2);
-    let out = sub.join("default.gguf");
-    let err = default_slice(&model, &profile, &out, &[]);
-    assert!(err.contains("no compensation") && err.contains("does not read"), "{err}");
-    assert_eq!(compensation(&out), Compensation::None);
-    assert!(!has_down_bias(&out));
-    assert!(!selectinfer::profile::moments::moments_path(&profile, selectinfer::tasks::Task::Translate).exists(), "nothing measured for qwen2");
 }
 
 #[test]

@@ -58,7 +58,7 @@ pub struct ChatArgs {
     #[arg(long, value_enum, default_value_t = if cfg!(feature = "cuda") { crate::select::DownLayout::Columns } else { crate::select::DownLayout::Neurons })]
     pub down_layout: crate::select::DownLayout,
     /// Compensation of the neurons slices made by chat drop (see `slice
-    /// --compensate`). Default: refit on llama and gemma3 models when the task's
+    /// --compensate`). Default: refit on llama, gemma3, qwen2 and qwen3 models when the task's
     /// moments are in the profile (`profile moments`, measured beforehand, as the
     /// profile is), none otherwise (with a note). An explicit refit measures them.
     #[arg(long = "compensate", value_enum)]

@@ -41,7 +41,7 @@ pub fn run(a: ExperimentArgs) -> anyhow::Result<()> {
     let rows = read_rows(&csv)?;
     let pcells = ppl_cells(&e, &cells);
     let ppl_rows = read_rows(&ppl_csv)?;
-    let ppl_todo: Vec<&PplCell> = pcells.iter().filter(|c| !ppl_rows.iter().any(|r| c.matches(r, &e.models[c.model].name))).collect();
+    let ppl_todo: Vec<&PplCell> = pcells.iter().filter(|c| !ppl_rows.iter().any(|r| c.matches(r, &e.models[c.model]))).collect();
     let mut split_sizes = HashMap::new();
 
     let runner = Runner::new(a.dry_run)?;
@@ -52,7 +52,7 @@ pub fn run(a: ExperimentArgs) -> anyhow::Result<()> {
     for (i, cell) in cells.iter().enumerate() {
         let m = &e.models[cell.model];
         let n = scored_examples(cell, &mut split_sizes)?;
-        if has_row(&rows, cell, &m.name, n) {
+        if has_row(&rows, cell, m, n) {
             done += 1;
         } else if let (Some(_), Err(why)) = (cell.mem_cap, &caps) {
             skipped.push(format!("{}: memory caps unavailable here ({why})", cell.label(&m.name)));
@@ -68,11 +68,11 @@ pub fn run(a: ExperimentArgs) -> anyhow::Result<()> {
         for (i, cell) in cells.iter().enumerate() {
             let m = &e.models[cell.model];
             let state = if todo.iter().any(|t| t.0 == i) { "to run" } else if skipped.iter().any(|s| s.starts_with(&cell.label(&m.name))) { "skipped" } else { "done" };
-            println!("{:>4} {state:<7} {}  [{}]", i + 1, cell.label(&m.name), cell.prep.path(&m.name).display());
+            println!("{:>4} {state:<7} {}  [{}]", i + 1, cell.label(&m.name), m.file(&cell.prep).display());
         }
         for (i, c) in pcells.iter().enumerate() {
             let state = if ppl_todo.contains(&c) { "to run" } else { "done" };
-            println!("{:>4} {state:<7} {}", cells.len() + i + 1, c.label(&e.models[c.model].name));
+            println!("{:>4} {state:<7} {}", cells.len() + i + 1, c.label(&e.models[c.model]));
         }
     }
     for s in &skipped {
@@ -128,7 +128,7 @@ pub fn run(a: ExperimentArgs) -> anyhow::Result<()> {
             for c in my_ppl {
                 let file = multi.suspend(|| prepare_file(&runner, m, &pm, &c.prep))?;
                 if !a.dry_run {
-                    run_child(c.label(&m.name), c.chunks as u64, c.args(&file, &ppl_csv, e.threads));
+                    run_child(c.label(m), c.chunks as u64, c.args(&file, &ppl_csv, e.threads));
                 }
             }
         }
@@ -141,10 +141,10 @@ pub fn run(a: ExperimentArgs) -> anyhow::Result<()> {
     let mut rows = read_rows(&csv)?;
     let ppl_rows: Vec<crate::eval::perplexity::PerplexityRow> = read_rows(&ppl_csv)?;
     let paired = crate::experiment::intervals::compute(&e, &cells, &mut rows, &dir.join("outputs"))?;
-    let ppl_done = pcells.iter().filter(|c| ppl_rows.iter().any(|r| c.matches(r, &e.models[c.model].name))).count();
+    let ppl_done = pcells.iter().filter(|c| ppl_rows.iter().any(|r| c.matches(r, &e.models[c.model]))).count();
     let done = cells
         .iter()
-        .filter(|c| scored_examples(c, &mut split_sizes).is_ok_and(|n| has_row(&rows, c, &e.models[c.model].name, n)))
+        .filter(|c| scored_examples(c, &mut split_sizes).is_ok_and(|n| has_row(&rows, c, &e.models[c.model], n)))
         .count();
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     let points: Vec<PlotPoint> = rows.iter().map(|r| PlotPoint { model: model_label(&e, r), row: r }).collect();
@@ -169,8 +169,8 @@ pub fn run(a: ExperimentArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Whether `rows` holds the result of `cell` (of model `name`, scoring `examples`).
-fn has_row(rows: &[crate::eval::harness::EvalRow], cell: &Cell, name: &str, examples: usize) -> bool {
-    let call = EvalCall::new(cell, cell.prep.path(name), examples);
+/// Whether `rows` holds the result of `cell` (of model `m`, scoring `examples`).
+fn has_row(rows: &[crate::eval::harness::EvalRow], cell: &Cell, m: &crate::experiment::config::ModelSpec, examples: usize) -> bool {
+    let call = EvalCall::new(cell, m.file(&cell.prep), examples);
     rows.iter().any(|r| call.matches(r))
 }

@@ -72,10 +72,10 @@ pub struct SliceArgs {
     /// fit layer after layer, each on the activations of the slice with the layers
     /// before it refitted (runs the --fit-data text once per sparsified layer), or
     /// refit-computed: the refit for the selective computation decode runs (--fit-compute,
-    /// --fit-token-share, --fit-decode-share; runs the --fit-data text once). llama
-    /// and gemma3 only: the builders that load an optional down bias, gemma3's with
-    /// patch 0009. Default: refit for a profile slice of a llama or gemma3 model
-    /// without down biases of its own (the task's moments are measured on first use,
+    /// --fit-token-share, --fit-decode-share; runs the --fit-data text once). llama,
+    /// gemma3, qwen2 and qwen3 only: the builders that load an optional down bias
+    /// (gemma3's with patch 0009, qwen2's and qwen3's with 0010). Default: refit for a
+    /// profile slice of such a model without down biases of its own (the task's moments are measured on first use,
     /// as `profile moments` would), none elsewhere and for --random. `none` is the
     /// paper's selection.
     #[arg(long = "compensate", value_enum)]

@@ -16,7 +16,8 @@ use crate::select::SliceMeta;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Method {
-    /// The original (F16) model, dense.
+    /// The original model, dense: F16, or the quantized download itself where no
+    /// F16 original exists.
     Reference,
     /// A profile-guided slice, every loaded neuron computed.
     DenseLoaded,
@@ -128,7 +129,9 @@ impl Method {
         let weight_type = |want: &str| info.ffn_types.iter().any(|t| t == want);
         let no_static = compute.is_some_and(|c| c.no_static);
         let ok = match self {
-            Method::Reference => meta.is_none() && compute.is_none() && info.ffn_types.iter().all(|t| t == "F16" || t == "BF16" || t == "F32"),
+            // The original model: F16, or a quantized download with no F16 original
+            // (the dense file its user runs).
+            Method::Reference => meta.is_none() && compute.is_none(),
             Method::DenseLoaded => sliced("profile") && compute.is_none(),
             Method::Selectinfer => sliced("profile") && compute.is_some() && !no_static,
             Method::Coreinfer => meta.is_none() && compute.is_some(),
@@ -137,11 +140,11 @@ impl Method {
             Method::Q4_0 => meta.is_none() && compute.is_none() && weight_type("Q4_0"),
             Method::Q4KM => meta.is_none() && compute.is_none() && weight_type("Q4_K"),
             Method::Q8_0 => meta.is_none() && compute.is_none() && weight_type("Q8_0"),
-            Method::DiskOffload => meta.is_none() && compute.is_none() && info.ffn_types.iter().all(|t| t == "F16" || t == "BF16" || t == "F32"),
+            Method::DiskOffload => meta.is_none() && compute.is_none(),
         };
         if !ok {
             let what = match self {
-                Method::Reference => "an unsliced F16/BF16/F32 model and no --compute",
+                Method::Reference => "an unsliced model (F16, or the quantized file itself where no F16 original exists) and no --compute",
                 Method::DenseLoaded => "a profile-guided slice (selectinfer slice --profile) and no --compute",
                 Method::Selectinfer => "a profile-guided slice and --compute (without --no-static)",
                 Method::Coreinfer => "an unsliced model and --compute",
@@ -150,7 +153,7 @@ impl Method {
                 Method::Q4_0 => "an unsliced Q4_0 model (selectinfer convert --to q4_0) and no --compute",
                 Method::Q4KM => "an unsliced Q4_K_M model (selectinfer convert --to q4_k_m) and no --compute",
                 Method::Q8_0 => "an unsliced Q8_0 model (selectinfer convert --to q8_0) and no --compute",
-                Method::DiskOffload => "an unsliced F16/BF16/F32 model and no --compute",
+                Method::DiskOffload => "an unsliced model and no --compute",
             };
             bail!(
                 "method {} needs {what}; {path} is {} (FFN types {}){}",

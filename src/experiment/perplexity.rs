@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use super::config::{Cell, Experiment, Prep};
+use super::config::{Cell, Experiment, ModelSpec, Prep};
 use crate::eval::perplexity::PerplexityRow;
 use crate::tasks::Task;
 
@@ -124,9 +124,9 @@ fn file_name(p: &Path) -> String {
 
 impl PplCell {
     /// A short label, e.g. `m perplexity wikitext-2 [models/m.F16.gguf]`.
-    pub fn label(&self, model: &str) -> String {
+    pub fn label(&self, model: &ModelSpec) -> String {
         let text = self.task.map_or("wikitext-2".to_string(), |t| format!("{t} evaluation text"));
-        format!("{model} perplexity {text} of {}", file_name(&self.prep.path(model)))
+        format!("{} perplexity {text} of {}", model.name, file_name(&model.file(&self.prep)))
     }
 
     /// The arguments of the child `selectinfer perplexity`.
@@ -140,9 +140,9 @@ impl PplCell {
         a
     }
 
-    /// Whether `row` is this cell's result (for model `name`).
-    pub fn matches(&self, row: &PerplexityRow, name: &str) -> bool {
-        row.model == file_name(&self.prep.path(name))
+    /// Whether `row` is this cell's result (for model `model`).
+    pub fn matches(&self, row: &PerplexityRow, model: &ModelSpec) -> bool {
+        row.model == file_name(&model.file(&self.prep))
             && row.task.as_deref() == self.task.map(Task::name)
             && row.data == file_name(&self.data)
             && row.ctx == self.ctx
@@ -179,7 +179,7 @@ perplexity: {chunks: 4}
     fn one_cell_per_file_and_text() {
         let e = Experiment::parse(YAML).unwrap();
         let cells = ppl_cells(&e, &e.cells());
-        let labels: Vec<String> = cells.iter().map(|c| c.label("m")).collect();
+        let labels: Vec<String> = cells.iter().map(|c| c.label(&e.models[0])).collect();
         // reference and coreinfer share the F16 file; the speed-only cell adds none.
         assert_eq!(
             labels,
@@ -211,6 +211,7 @@ perplexity: {chunks: 4}
     fn rows_match_their_cell() {
         let e = Experiment::parse(YAML).unwrap();
         let cells = ppl_cells(&e, &e.cells());
+        let m = &e.models[0];
         let row = |model: &str, task: Option<&str>, data: &str, chunks: Option<usize>| PerplexityRow {
             timestamp: String::new(),
             git_commit: String::new(),
@@ -232,10 +233,10 @@ perplexity: {chunks: 4}
             chunk_nll: String::new(),
         };
         let wiki = row("m.F16.gguf", None, "wikitext2_raw_test.txt", Some(4));
-        assert!(cells[0].matches(&wiki, "m") && !cells[1].matches(&wiki, "m") && !cells[3].matches(&wiki, "m"));
-        assert!(!cells[0].matches(&row("m.F16.gguf", None, "wikitext2_raw_test.txt", Some(8)), "m"), "another chunk count");
+        assert!(cells[0].matches(&wiki, m) && !cells[1].matches(&wiki, m) && !cells[3].matches(&wiki, m));
+        assert!(!cells[0].matches(&row("m.F16.gguf", None, "wikitext2_raw_test.txt", Some(8)), m), "another chunk count");
         let qa = row("m.F16.gguf", Some("qa"), "qa_squad11dev_xquad_en_500.jsonl", Some(4));
-        assert!(cells[3].matches(&qa, "m"));
+        assert!(cells[3].matches(&qa, m));
         let rows = [wiki, qa];
         assert_eq!(lookup(&rows, "m.F16.gguf", None, "anything").map(|r| r.task.clone()), Some(None));
         assert!(lookup(&rows, "m.F16.gguf", Some("qa"), "qa_squad11dev_xquad_en_500.jsonl").is_some());

@@ -221,12 +221,13 @@ pub fn perplexity_table(e: &Experiment, rows: &[PerplexityRow]) -> Option<String
     Some(t.to_markdown())
 }
 
-/// The row of the reference (F16) file of `r`'s model (the experiment model whose
-/// files' names `r.model` begins with) on `r`'s text, chunk length and chunks.
+/// The row of the reference file (F16, or the source itself) of `r`'s model (the
+/// experiment model whose files' names `r.model` begins with, or whose reference
+/// it is) on `r`'s text, chunk length and chunks.
 fn reference_row<'a>(e: &Experiment, rows: &'a [PerplexityRow], r: &PerplexityRow) -> Option<&'a PerplexityRow> {
-    let name = e.models.iter().map(|m| m.name.as_str()).filter(|n| r.model.starts_with(&format!("{n}."))).max_by_key(|n| n.len())?;
-    let reference = super::config::Prep::F16.path(name);
-    let reference = reference.file_name()?.to_string_lossy();
+    let reference_name = |m: &super::config::ModelSpec| m.reference_path().file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
+    let m = e.models.iter().filter(|m| r.model.starts_with(&format!("{}.", m.name)) || r.model == reference_name(m)).max_by_key(|m| m.name.len())?;
+    let reference = reference_name(m);
     rows.iter().rev().find(|b| b.model == reference && (&b.task, &b.data, b.ctx, b.chunks) == (&r.task, &r.data, r.ctx, r.chunks))
 }
 

@@ -108,9 +108,10 @@ impl PreparedModel {
     }
 }
 
-/// Makes (or finds) the F16 reference and the profile of a model.
+/// Makes (or finds) the reference (the F16 conversion, or the source itself) and
+/// the profile of a model.
 pub fn prepare_model(r: &Runner, m: &ModelSpec, e: &Experiment, cells: &[&Cell]) -> anyhow::Result<PreparedModel> {
-    let f16 = Prep::F16.path(&m.name);
+    let f16 = m.reference_path();
     if let Some(parent) = f16.parent().filter(|_| !r.dry_run) {
         std::fs::create_dir_all(parent).with_context(|| format!("creating {}", parent.display()))?;
     }
@@ -132,7 +133,8 @@ pub fn prepare_model(r: &Runner, m: &ModelSpec, e: &Experiment, cells: &[&Cell])
     } else {
         format!("synth --shape {} --type f16 --seed 1\n", m.synth.as_deref().unwrap_or_default())
     };
-    if !recipe_matches(&f16, &recipe) {
+    // A source reference is used as it is: nothing to convert.
+    if m.reference == super::config::Reference::F16 && !recipe_matches(&f16, &recipe) {
         let args: Vec<String> = match (&m.source, &m.synth) {
             (Some(src), _) => vec!["convert".into(), src.display().to_string(), "--to".into(), "f16".into(), "-o".into(), f16.display().to_string()],
             (_, Some(shape)) => vec!["synth".into(), "--shape".into(), shape.clone(), "--type".into(), "f16".into(), "--seed".into(), "1".into(), "-o".into(), f16.display().to_string()],
@@ -168,7 +170,7 @@ pub fn prepare_model(r: &Runner, m: &ModelSpec, e: &Experiment, cells: &[&Cell])
 
 /// Makes (or finds) the file of one cell.
 pub fn prepare_file(r: &Runner, m: &ModelSpec, pm: &PreparedModel, prep: &Prep) -> anyhow::Result<PathBuf> {
-    let path = prep.path(&m.name);
+    let path = m.file(prep);
     let f16 = pm.f16.display().to_string();
     match prep {
         Prep::F16 => {}
@@ -183,7 +185,8 @@ pub fn prepare_file(r: &Runner, m: &ModelSpec, pm: &PreparedModel, prep: &Prep) 
         }
         Prep::ProfileSlice { task, load, static_share, layers, variant, base, down } => {
             // A quantized base is llama.cpp's quantization of the F16 reference (made
-            // first); the profile, made on the F16 file, applies to it.
+            // first); the profile, made on the F16 file, applies to it. A source
+            // reference is sliced itself (quantized bases are refused for it).
             let source = match base.quant() {
                 None => pm.f16.clone(),
                 Some(q) => prepare_file(r, m, pm, &Prep::Quant(q))?,

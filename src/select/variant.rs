@@ -12,9 +12,9 @@
 //! - **compensation** ([`Compensation`]): nothing, or the mean contribution of the
 //!   dropped neurons over the profiling tokens, W_down[:, dropped] x mean(a_dropped),
 //!   written as the layer's `ffn_down` bias (training-free bias compensation, as in
-//!   FLAP). llama.cpp's llama builder loads an optional `ffn_down.bias`, and so does
-//!   its gemma3 builder with patch 0009; other builders do not, so compensation is
-//!   refused there;
+//!   FLAP). llama.cpp's llama builder loads an optional `ffn_down.bias`, and so do
+//!   its gemma3 builder with patch 0009 and its qwen2 and qwen3 builders with patch
+//!   0010; other builders do not, so compensation is refused there;
 //! - **secondary** ([`Secondary`]): where the loaded neurons beyond the static
 //!   delta*N come from: the model-wide ranking (the paper's, so a slice keeps
 //!   neurons other tasks use) or the task's own ranking (the slice is the task's top
@@ -121,14 +121,19 @@ pub struct Compensated {
 }
 
 /// Why a written `ffn_down` bias would not be read by llama.cpp's loader of this
-/// model's architecture, if it would not: only its llama and, with patch 0009,
-/// gemma3 builders load an optional `ffn_down.bias`.
+/// model's architecture, if it would not: only its llama builder and, with
+/// patches 0009 and 0010, its gemma3, qwen2 and qwen3 builders load an optional
+/// `ffn_down.bias`.
 pub fn down_bias_unread(info: &ModelInfo) -> Option<String> {
-    (!matches!(info.architecture.as_str(), "llama" | "gemma3")).then(|| {
+    down_bias_unread_by(&info.architecture)
+}
+
+/// [`down_bias_unread`] for an architecture name.
+fn down_bias_unread_by(architecture: &str) -> Option<String> {
+    (!matches!(architecture, "llama" | "gemma3" | "qwen2" | "qwen3")).then(|| {
         format!(
-            "an ffn_down bias, which llama.cpp's {} loader does not read (only its llama and, with patch 0009, gemma3 builders load an \
-             optional ffn_down.bias)",
-            info.architecture
+            "an ffn_down bias, which llama.cpp's {architecture} loader does not read (only its llama builder and, with patches 0009 and 0010, \
+             its gemma3, qwen2 and qwen3 builders load an optional ffn_down.bias)"
         )
     })
 }
@@ -560,4 +565,20 @@ pub fn allocate(base: &Ranking, weights: &[f64], n_ff: &[u64], bytes: &[u64], ra
         kept[l] += 1;
     }
     kept
+}
+
+#[cfg(test)]
+mod tests {
+    use super::down_bias_unread_by;
+
+    #[test]
+    fn the_down_bias_is_read_by_the_patched_builders_only() {
+        for arch in ["llama", "gemma3", "qwen2", "qwen3"] {
+            assert_eq!(down_bias_unread_by(arch), None, "{arch}");
+        }
+        for arch in ["gemma2", "mistral", "gemma"] {
+            let why = down_bias_unread_by(arch).unwrap();
+            assert!(why.contains(&format!("llama.cpp's {arch} loader does not read")), "{why}");
+        }
+    }
 }

@@ -38,6 +38,42 @@ pub struct ModelSpec {
     /// Generated tokens per profiling prompt when the profile has to be made.
     #[serde(default = "default_profile_gen")]
     pub profile_gen_tokens: usize,
+    /// What the reference is: the source converted to F16 (the default), or the
+    /// source file itself (a quantized download with no F16 original: the dense
+    /// file the user runs today; the profile, moments and slices are made on it).
+    #[serde(default)]
+    pub reference: Reference,
+}
+
+/// The reference file of a model: what every method is compared with and what
+/// profiles and slices are made from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Reference {
+    /// The source converted to F16 (`models/NAME.F16.gguf`).
+    #[default]
+    F16,
+    /// The source file itself, unconverted.
+    Source,
+}
+
+impl ModelSpec {
+    /// The reference file: `models/NAME.F16.gguf`, or the source itself.
+    pub fn reference_path(&self) -> PathBuf {
+        match (self.reference, &self.source) {
+            (Reference::Source, Some(src)) => src.clone(),
+            _ => Prep::F16.path_with(&self.name, Reference::F16),
+        }
+    }
+
+    /// A prepared file's path: [`Prep::path`], with the reference (and the tag
+    /// of slices cut from it) as this model says.
+    pub fn file(&self, prep: &Prep) -> PathBuf {
+        match prep {
+            Prep::F16 => self.reference_path(),
+            _ => prep.path_with(&self.name, self.reference),
+        }
+    }
 }
 
 fn default_profile_prompts() -> usize {
@@ -339,8 +375,21 @@ impl Experiment {
             if !m.name.chars().all(|c| c.is_ascii_alphanumeric() || "._-".contains(c)) {
                 bail!("models[{i}].name: use letters, digits, '.', '_' and '-' only, not {:?}", m.name);
             }
+            if m.reference == Reference::Source && m.source.is_none() {
+                bail!("models[{i}] ({}): reference: source needs a source file", m.name);
+            }
         }
         for (i, m) in e.methods.iter().enumerate() {
+            // A model whose reference is its source has no F16 file to quantize:
+            // its quantized file is the reference itself.
+            let quantizes = matches!(m.method, Method::Q4_0 | Method::Q4KM | Method::Q8_0) || m.raw.base.is_some_and(|b| b.quant().is_some());
+            if let Some(model) = e.models.iter().find(|model| quantizes && model.reference == Reference::Source) {
+                bail!(
+                    "methods[{i}] ({}): model {} has reference: source, so there is no F16 file to quantize; its reference is the dense source file, and slices are cut from it",
+                    m.method.name(),
+                    model.name
+                );
+            }
             if let Some(tasks) = &m.raw.tasks {
                 if let Some(t) = tasks.iter().find(|t| !e.tasks.iter().any(|s| s.task == **t)) {
                     bail!("methods[{i}].tasks: {t} is not among the experiment's tasks");
@@ -468,8 +517,15 @@ pub fn share_text(v: f64) -> String {
 }
 
 impl Prep {
-    /// The prepared file's path for model `name` (deterministic, so a re-run finds it).
+    /// The prepared file's path for model `name` with an F16 reference
+    /// (deterministic, so a re-run finds it); [`ModelSpec::file`] for any model.
     pub fn path(&self, name: &str) -> PathBuf {
+        self.path_with(name, Reference::F16)
+    }
+
+    /// [`Prep::path`] for a model whose reference is `reference`: slices of a
+    /// source reference are tagged `source` where an F16 reference's say `F16`.
+    fn path_with(&self, name: &str, reference: Reference) -> PathBuf {
         let layers = |l: &Option<Range<usize>>| l.as_ref().map_or(String::new(), |r| format!("-layers{}-{}", r.start, r.end));
         let stat = |s: f64| if (s - 0.3).abs() < 1e-12 { String::new() } else { format!("-static{}", share_text(s)) };
         let file = match self {
@@ -477,10 +533,12 @@ impl Prep {
             Prep::Quant(q) => format!("{name}.{q}.gguf"),
             Prep::ProfileSlice { task, load, static_share, layers: l, variant, base, down } => {
                 let neurons = if *down == crate::select::rewrite::DownLayout::Neurons { ".neurons" } else { "" };
-                format!("{name}.{}.{task}-load{}{}{}{}{neurons}.gguf", base.name(), share_text(*load), stat(*static_share), layers(l), variant_suffix(variant))
+                let base = if reference == Reference::Source { "source" } else { base.name() };
+                format!("{name}.{base}.{task}-load{}{}{}{}{neurons}.gguf", share_text(*load), stat(*static_share), layers(l), variant_suffix(variant))
             }
             Prep::RandomSlice { load, static_share, layers: l, seed } => format!(
-                "{name}.random-load{}{}{}{}.gguf",
+                "{name}.{}random-load{}{}{}{}.gguf",
+                if reference == Reference::Source { "source." } else { "" },
                 share_text(*load),
                 stat(*static_share),
                 layers(l),

@@ -105,3 +105,29 @@ fn decode_refit_cells_carry_their_ridge_and_refuse_what_does_not_fit() {
     let e = err(&GOOD.replace("  - method: reference\n", "  - method: reference\n    decode_refit: 1.0\n"));
     assert!(e.contains("takes no decode_refit"), "{e}");
 }
+
+#[test]
+fn a_source_reference_is_the_dense_source_file_itself() {
+    let yaml = GOOD.replace("    profile: profiles/tiny\n", "    profile: profiles/tiny\n    reference: source\n").replace(
+        "  - method: disk-offload\n    mem_cap: 192MiB\n    tasks: [translate]\n    speed_only: 16\n",
+        "  - method: random-loading\n",
+    );
+    let e = Experiment::parse(&yaml).unwrap();
+    let m = &e.models[0];
+    assert_eq!(m.reference, Reference::Source);
+    let cells = e.cells();
+    // The reference is the source, unconverted; slices of it say so in their names.
+    assert_eq!(m.file(&cells[0].prep), Path::new("models/tiny.gguf"));
+    assert_eq!(m.file(&cells[2].prep), Path::new("models/tiny.source.qa-load0.55.gguf"));
+    assert_eq!(m.file(&cells.last().unwrap().prep), Path::new("models/tiny.source.random-load0.7.gguf"));
+    // The default stays the F16 conversion.
+    let f16 = Experiment::parse(GOOD).unwrap();
+    assert_eq!(f16.models[0].file(&Prep::F16), Path::new("models/tiny.F16.gguf"));
+    // No F16 file to quantize: quantized methods and bases are refused, naming why.
+    for method in ["  - method: q4_k_m\n", "  - {method: selectinfer, base: q8_0}\n"] {
+        let err = format!("{:#}", Experiment::parse(&format!("{yaml}{method}")).unwrap_err());
+        assert!(err.contains("reference: source") && err.contains("no F16 file to quantize"), "{err}");
+    }
+    let err = format!("{:#}", Experiment::parse(&yaml.replace("    source: models/tiny.gguf\n", "    synth: llama-3.2-1b\n")).unwrap_err());
+    assert!(err.contains("reference: source needs a source file"), "{err}");
+}

@@ -49,6 +49,8 @@ void llama_model_qwen2::load_arch_tensors(llama_model_loader &) {
             ? create_tensor(tn(LLM_TENSOR_FFN_DOWN, "weight", i), {n_embd,   n_ff}, 0)
             : create_tensor(tn(LLM_TENSOR_FFN_DOWN, "weight", i), {  n_ff, n_embd}, 0);
         layer.ffn_up   = create_tensor(tn(LLM_TENSOR_FFN_UP,   "weight", i), {n_embd,   n_ff}, 0);
+        // selectinfer: an optional down bias (a slice's compensation for its dropped neurons)
+        layer.ffn_down_b = create_tensor(tn(LLM_TENSOR_FFN_DOWN, "bias", i), {n_embd}, TENSOR_NOT_REQUIRED);
     }
 }
 
@@ -125,7 +127,7 @@ llama_model_qwen2::graph::graph(const llama_model & model, const llm_graph_param
         cur = build_ffn(cur,
                 model.layers[il].ffn_up,   NULL, NULL,
                 model.layers[il].ffn_gate, NULL, NULL,
-                model.layers[il].ffn_down, NULL, NULL,
+                model.layers[il].ffn_down, model.layers[il].ffn_down_b, NULL, // selectinfer: optional bias
                 NULL,
                 LLM_FFN_SILU, LLM_FFN_PAR, il);
         cb(cur, "ffn_out", il);
