@@ -98,6 +98,7 @@ fn fixture() -> &'static Fixture {
             data: qa,
             split: Split::All,
             limit: None,
+            max_tokens: None,
             gen_tokens: 2,
             out_dir: prof.clone(),
             threads: 2,

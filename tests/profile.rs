@@ -96,6 +96,7 @@ fn request(model: &Path, data: &Path, out: &Path, task: Task) -> ProfileRequest 
         data: data.to_path_buf(),
         split: Split::All,
         limit: None,
+        max_tokens: None,
         gen_tokens: 4,
         out_dir: out.to_path_buf(),
         threads: 2,
@@ -181,4 +182,36 @@ fn profile_bad_input_is_a_clear_error() {
     );
     common::assert_clean_failure(&["profile", "merge", dir.path().join("nothing").to_str().unwrap()], "no raw profile files");
     assert!(!out.exists(), "no profile directory was created by failed runs");
+}
+
+#[test]
+fn a_token_budget_profiles_the_first_examples_and_overlap_compares_two_profiles() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = common::tiny_model(SynthArch::Llama);
+    let data = write_translate_data(dir.path(), 40);
+    let (m, d) = (model.to_str().unwrap(), data.to_str().unwrap());
+    let profile = |out: &Path, tokens: &str| {
+        let o = common::selectinfer(&["profile", "-m", m, "--task", "translate", "--data", d, "--gen-tokens", "4", "--tokens", tokens, "-t", "2", "-o", out.to_str().unwrap()]);
+        assert!(o.status.success(), "{}", common::text(&o).1);
+        let raw = ranking::read_raw_dir(out).unwrap().remove(0);
+        (raw.examples, raw.halves.iter().map(|h| h.tokens).sum::<u64>())
+    };
+    let (small, big, all) = (dir.path().join("small"), dir.path().join("big"), dir.path().join("all"));
+    let (n_small, t_small) = profile(&small, "300");
+    let (n_big, t_big) = profile(&big, "600");
+    let (n_all, _) = profile(&all, "all");
+    // The first examples whose prompt plus 4 generated tokens reach the budget.
+    assert!(t_small >= 300 && n_small >= 2 && n_small < n_big && n_big < n_all, "{n_small} {n_big} {n_all}");
+    assert!(t_big >= 600 && t_big < 600 + t_big / n_big as u64 * 2, "{t_big} tokens in {n_big} examples");
+    assert_eq!(n_all, 20, "the profiling split of 40 examples");
+    // overlap --against: a profile against itself agrees fully, one of other tokens
+    // is compared task by task and names both token counts.
+    let o = common::selectinfer(&["profile", "overlap", small.to_str().unwrap(), "--against", small.to_str().unwrap(), "--json"]);
+    assert!(o.status.success(), "{}", common::text(&o).1);
+    let row: serde_json::Value = serde_json::from_str(common::text(&o).0.lines().next().unwrap()).unwrap();
+    assert_eq!(row["mean"], 1.0);
+    let o = common::selectinfer(&["profile", "overlap", small.to_str().unwrap(), "--against", big.to_str().unwrap()]);
+    let out = common::text(&o).0;
+    assert!(o.status.success() && out.contains(&format!("translate: {t_small} tokens vs {t_big} tokens")), "{out}");
+    common::assert_clean_failure(&["profile", "-m", m, "--task", "translate", "--data", d, "--tokens", "0", "-o", dir.path().join("x").to_str().unwrap()], "--tokens");
 }

@@ -31,6 +31,7 @@ fn tiny_profile(arch: SynthArch) -> PathBuf {
             data,
             split: Split::All,
             limit: None,
+            max_tokens: None,
             gen_tokens: 4,
             out_dir: dir.clone(),
             threads: 2,

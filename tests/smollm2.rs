@@ -87,6 +87,7 @@ fn profile_of_five_prompts_per_task_ranks_every_neuron_and_shows_dual_structure(
             data: common::repo_root().join(task.bundled_data()),
             split: Split::Profile,
             limit: Some(5),
+            max_tokens: None,
             gen_tokens: 16,
             out_dir: dir.clone(),
             threads: 2,

@@ -36,6 +36,7 @@ fn profile(arch: SynthArch) -> (PathBuf, RawProfile) {
             data,
             split: Split::All,
             limit: None,
+            max_tokens: None,
             gen_tokens: 0,
             out_dir: dir.clone(),
             threads: 2,

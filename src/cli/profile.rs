@@ -37,9 +37,16 @@ pub struct RunArgs {
     /// Split of the file: the profiling split keeps evaluation examples unseen.
     #[arg(long, value_enum, default_value_t = Split::Profile)]
     pub split: Split,
-    /// Most examples to run (default: the whole split).
+    /// Most examples to run (default: as many as --tokens takes).
     #[arg(long, value_parser = super::opts::parse_count)]
     pub limit: Option<usize>,
+    /// Token budget per task: each dataset file (translate has two) profiles its
+    /// first examples until their prompt tokens plus --gen-tokens each reach its
+    /// share of N; `all` runs the whole split. The default keeps the three-task
+    /// profile of a 1.5B model on 2 cores under 30 minutes, and its rankings agree
+    /// with a profile of twice the tokens (docs/commands.md, `profile`).
+    #[arg(long = "tokens", default_value = "16384", value_parser = parse_budget)]
+    pub tokens: TokenBudget,
     /// Greedy tokens generated (and counted) after each prompt.
     #[arg(long, default_value_t = 64)]
     pub gen_tokens: usize,
@@ -54,6 +61,17 @@ pub struct RunArgs {
     /// Do not run `profile merge` on the directory afterwards.
     #[arg(long)]
     pub no_merge: bool,
+}
+
+/// `profile --tokens`: a token budget per task, or none (`all`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TokenBudget(pub Option<u64>);
+
+fn parse_budget(s: &str) -> Result<TokenBudget, String> {
+    if s.trim() == "all" {
+        return Ok(TokenBudget(None));
+    }
+    super::opts::parse_count(s).map(|n| TokenBudget(Some(n as u64))).map_err(|e| format!("{e} (or `all`)"))
 }
 
 /// Subcommands of `profile`.
@@ -73,6 +91,11 @@ pub enum ProfileAction {
         /// Share of each layer's neurons compared.
         #[arg(long, default_value_t = 0.4, value_parser = super::opts::parse_share)]
         top: f64,
+        /// Instead: compare each task's ranking with the same task's in this other
+        /// profile of the same model (e.g. one of twice the tokens: how far the
+        /// rankings have converged).
+        #[arg(long)]
+        against: Option<PathBuf>,
         #[command(flatten)]
         json: super::opts::JsonArg,
     },
@@ -152,7 +175,7 @@ pub struct SensitivityArgs {
 pub fn run(args: ProfileArgs) -> anyhow::Result<()> {
     match args.action {
         Some(ProfileAction::Merge { dir }) => merge(&dir),
-        Some(ProfileAction::Overlap { dir, top, json }) => overlap(&dir, top, json.json),
+        Some(ProfileAction::Overlap { dir, top, against, json }) => overlap(&dir, top, against.as_deref(), json.json),
         Some(ProfileAction::Sensitivity(a)) => sensitivity(a),
         Some(ProfileAction::Moments(a)) => moments(a),
         None => record(args.run),
@@ -170,8 +193,9 @@ fn record(a: RunArgs) -> anyhow::Result<()> {
         Some(d) => vec![d],
         None => task.profiling_data().iter().map(PathBuf::from).collect(),
     };
+    let per_file = a.tokens.0.map(|n| n.div_ceil(files.len() as u64));
     for data in files {
-        record_one(&a, &model, task, data, &out_dir)?;
+        record_one(&a, &model, task, data, per_file, &out_dir)?;
     }
     if !a.no_merge {
         merge(&out_dir)?;
@@ -180,13 +204,14 @@ fn record(a: RunArgs) -> anyhow::Result<()> {
 }
 
 /// Profiles one dataset file into DIR/raw/.
-fn record_one(a: &RunArgs, model: &std::path::Path, task: Task, data: PathBuf, out_dir: &std::path::Path) -> anyhow::Result<()> {
+fn record_one(a: &RunArgs, model: &std::path::Path, task: Task, data: PathBuf, max_tokens: Option<u64>, out_dir: &std::path::Path) -> anyhow::Result<()> {
     let req = ProfileRequest {
         model: model.to_path_buf(),
         task,
         data,
         split: a.split,
         limit: a.limit,
+        max_tokens,
         gen_tokens: a.gen_tokens,
         out_dir: out_dir.to_path_buf(),
         threads: a.threads.get(),
@@ -270,15 +295,13 @@ struct OverlapRow {
     max_layer: f64,
 }
 
-fn overlap(dir: &std::path::Path, top: f64, json: bool) -> anyhow::Result<()> {
+fn overlap(dir: &std::path::Path, top: f64, against: Option<&std::path::Path>, json: bool) -> anyhow::Result<()> {
     if !(top > 0.0 && top <= 1.0) {
         anyhow::bail!("--top must be in (0, 1], got {top}");
     }
     let raws = ranking::read_raw_dir(dir)?;
     let rank = |scores: &Vec<Vec<f64>>| scores.iter().map(|s| LayerRanking::from_scores(s)).collect::<Vec<_>>();
     let all = ranking::task_scores(&raws, None);
-    let half_a = ranking::task_scores(&raws, Some(0));
-    let half_b = ranking::task_scores(&raws, Some(1));
     let summarize = |name: String, v: Vec<f64>| OverlapRow {
         comparison: name,
         mean: v.iter().sum::<f64>() / v.len() as f64,
@@ -287,17 +310,31 @@ fn overlap(dir: &std::path::Path, top: f64, json: bool) -> anyhow::Result<()> {
     };
     let mut rows = Vec::new();
     let tasks: Vec<Task> = all.keys().copied().collect();
-    for (i, a) in tasks.iter().enumerate() {
-        for b in &tasks[i + 1..] {
-            let v = overlap_per_layer(&rank(&all[a].0), &rank(&all[b].0), top);
-            rows.push(summarize(format!("across: {a} vs {b}"), v));
+    if let Some(other) = against {
+        let other_raws = ranking::read_raw_dir(other)?;
+        ranking::check_model(&ranking::raw_dir(other), &other_raws[0].model, &raws[0].model)?;
+        let theirs = ranking::task_scores(&other_raws, None);
+        let tokens = |d: &[crate::profile::ranking::DatasetSummary]| d.iter().map(|d| d.tokens).sum::<u64>();
+        for t in tasks.iter().filter(|t| theirs.contains_key(t)) {
+            let v = overlap_per_layer(&rank(&all[t].0), &rank(&theirs[t].0), top);
+            rows.push(summarize(format!("{t}: {} tokens vs {} tokens", tokens(&all[t].1), tokens(&theirs[t].1)), v));
         }
-    }
-    for t in &tasks {
-        let (a, b) = (&half_a[t], &half_b[t]);
-        if a.1.iter().all(|d| d.tokens > 0) && b.1.iter().all(|d| d.tokens > 0) {
-            let v = overlap_per_layer(&rank(&a.0), &rank(&b.0), top);
-            rows.push(summarize(format!("within: {t} half A vs half B"), v));
+        anyhow::ensure!(!rows.is_empty(), "{} and {} profile no task in common", dir.display(), other.display());
+    } else {
+        let half_a = ranking::task_scores(&raws, Some(0));
+        let half_b = ranking::task_scores(&raws, Some(1));
+        for (i, a) in tasks.iter().enumerate() {
+            for b in &tasks[i + 1..] {
+                let v = overlap_per_layer(&rank(&all[a].0), &rank(&all[b].0), top);
+                rows.push(summarize(format!("across: {a} vs {b}"), v));
+            }
+        }
+        for t in &tasks {
+            let (a, b) = (&half_a[t], &half_b[t]);
+            if a.1.iter().all(|d| d.tokens > 0) && b.1.iter().all(|d| d.tokens > 0) {
+                let v = overlap_per_layer(&rank(&a.0), &rank(&b.0), top);
+                rows.push(summarize(format!("within: {t} half A vs half B"), v));
+            }
         }
     }
     if json {

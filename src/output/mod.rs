@@ -14,7 +14,7 @@ pub mod table;
 pub mod time;
 
 pub use median::median;
-pub use progress::{parse_progress_line, progress_bar, ProgressLines, PROGRESS_LINES_ENV, PROGRESS_LINE_PREFIX};
+pub use progress::{parse_progress_line, progress_bar, LineTerm, PROGRESS_LINES_ENV, PROGRESS_LINE_PREFIX};
 pub use provenance::{git_commit, machine_description};
 pub use table::{format_bytes, Table};
 pub use time::utc_timestamp;

@@ -63,6 +63,9 @@ pub struct ProfileRequest {
     pub split: Split,
     /// Most examples (after the split).
     pub limit: Option<usize>,
+    /// Token budget: the first examples whose prompt tokens plus `gen_tokens`
+    /// each reach it (at least two, so that both halves have one); None: all.
+    pub max_tokens: Option<u64>,
     /// Greedy tokens generated per example.
     pub gen_tokens: usize,
     /// Profile directory (raw statistics go to `<dir>/raw/`).
@@ -118,12 +121,13 @@ pub fn run_profile(req: &ProfileRequest) -> anyhow::Result<ProfileOutcome> {
 
     let model = Model::load(&req.model, &LoadOptions::default())?;
     let (prompts, n_ctx) = tokenized_prompts(&model, &chosen, req.gen_tokens);
+    let (chosen, prompts) = within_budget(chosen, prompts, req);
     let recording = Arc::new(Mutex::new(Recording::new(&info.n_ff)));
     let recorder = ActivationRecorder::new(activation, &info.n_ff, recording.clone());
     let mut session =
         Session::new(&model, SessionOptions { n_ctx, n_batch: 512, threads: req.threads, observer: Some(Box::new(recorder)) })?;
 
-    let bar = progress_bar(req.progress, chosen.len() as u64, &format!("profile {}", req.task));
+    let bar = progress_bar(req.progress, chosen.len() as u64, &format!("profile {} ({})", req.task, req.data.file_name().map(|n| n.to_string_lossy()).unwrap_or_default()));
     let t0 = Instant::now();
     let mut tokens = 0u64;
     for (i, prompt) in prompts.iter().enumerate() {
@@ -175,6 +179,29 @@ fn chosen_examples(req: &ProfileRequest) -> anyhow::Result<Vec<Example>> {
     Ok(chosen)
 }
 
+/// The first examples (and their prompts) whose prompt tokens plus `gen_tokens`
+/// each reach the request's token budget, at least two; all without a budget.
+fn within_budget(mut chosen: Vec<Example>, mut prompts: Vec<Vec<Token>>, req: &ProfileRequest) -> (Vec<Example>, Vec<Vec<Token>>) {
+    let n = budget_cut(&prompts, req.gen_tokens, req.max_tokens);
+    chosen.truncate(n);
+    prompts.truncate(n);
+    (chosen, prompts)
+}
+
+/// How many of `prompts` a budget of `max_tokens` (prompt plus `gen_tokens` each)
+/// takes: up to and including the one that reaches it, at least two.
+fn budget_cut(prompts: &[Vec<Token>], gen_tokens: usize, max_tokens: Option<u64>) -> usize {
+    let Some(budget) = max_tokens else { return prompts.len() };
+    let mut total = 0u64;
+    for (i, p) in prompts.iter().enumerate() {
+        total += (p.len() + gen_tokens) as u64;
+        if total >= budget {
+            return (i + 1).max(2).min(prompts.len());
+        }
+    }
+    prompts.len()
+}
+
 /// The prompts' tokens and a context length that fits the longest plus its continuation.
 fn tokenized_prompts(model: &Model, examples: &[Example], gen_tokens: usize) -> (Vec<Vec<Token>>, u32) {
     let prompts: Vec<Vec<Token>> = examples.iter().map(|e| model.tokenize(&e.prompt(), true, false)).collect();
@@ -215,6 +242,7 @@ pub fn run_plain(req: &ProfileRequest) -> anyhow::Result<Throughput> {
     let chosen = chosen_examples(req)?;
     let model = Model::load(&req.model, &LoadOptions::default())?;
     let (prompts, n_ctx) = tokenized_prompts(&model, &chosen, req.gen_tokens);
+    let (_, prompts) = within_budget(chosen, prompts, req);
     let mut session = Session::new(&model, SessionOptions { n_ctx, n_batch: 512, threads: req.threads, observer: None })?;
     let t0 = Instant::now();
     let mut tokens = 0u64;
@@ -222,4 +250,23 @@ pub fn run_plain(req: &ProfileRequest) -> anyhow::Result<Throughput> {
         tokens += run_one(&mut session, prompt, req.gen_tokens, false, |_| Ok(()))?;
     }
     Ok(Throughput { tokens, seconds: t0.elapsed().as_secs_f64() })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::budget_cut;
+
+    #[test]
+    fn a_token_budget_takes_the_examples_that_reach_it() {
+        let prompts: Vec<Vec<crate::engine::Token>> = [10, 20, 30, 40].iter().map(|&n| vec![0; n]).collect();
+        // 10+4, +20+4 = 38, +30+4 = 72 >= 50: three examples.
+        assert_eq!(budget_cut(&prompts, 4, Some(50)), 3);
+        assert_eq!(budget_cut(&prompts, 4, Some(72)), 3);
+        assert_eq!(budget_cut(&prompts, 4, Some(73)), 4);
+        // At least two (one per half), at most all.
+        assert_eq!(budget_cut(&prompts, 4, Some(1)), 2);
+        assert_eq!(budget_cut(&prompts, 4, Some(10_000)), 4);
+        assert_eq!(budget_cut(&prompts, 4, None), 4);
+        assert_eq!(budget_cut(&prompts[..1], 4, Some(1)), 1);
+    }
 }

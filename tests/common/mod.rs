@@ -133,6 +133,7 @@ pub fn translate_profile(dir: &Path, arch: SynthArch) -> (PathBuf, PathBuf, Path
         data: data.clone(),
         split: selectinfer::tasks::Split::Profile,
         limit: Some(6),
+        max_tokens: None,
         gen_tokens: 0,
         out_dir: profile.clone(),
         threads: 2,
