@@ -77,3 +77,18 @@ fn bad_input_is_a_clear_error_without_partial_output() {
     common::assert_clean_failure(&["convert", tiny.to_str().unwrap(), "--to", "f16", "-o", tiny.to_str().unwrap()], "is the input file");
     assert_eq!(common::files_in(dir.path()), vec!["notgguf.gguf", "trunc.gguf"], "no output or temporary file left");
 }
+
+/// `bench` carries its prompt text: it runs from a folder without `data/` (a GPU
+/// check started outside the repository, issue #42).
+#[test]
+fn bench_runs_from_any_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = common::tiny_model(selectinfer::synth::SynthArch::Llama);
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_selectinfer"))
+        .args(["bench", "--dense", model.to_str().unwrap(), "--reps", "1", "--gen", "2", "--prompt-tokens", "16", "-t", "2", "--json"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", common::text(&o).1);
+    assert!(!common::text(&o).0.trim().is_empty());
+}

@@ -99,14 +99,17 @@ pub fn bytes_per_token(g: &GgufFile, plan: &ComputePlan, computed: Option<&[Opti
     total as u64
 }
 
+/// The benchmark prompt's source, the bundled wikitext-2 test text, built into the
+/// binary so that `bench` runs the same prompt from any folder (a GPU check is
+/// often started outside the repository).
+const BENCH_TEXT: &str = include_str!("../../data/wikitext2_raw_test.txt");
+
 pub fn run(a: BenchArgs) -> anyhow::Result<()> {
     anyhow::ensure!(a.reps >= 1, "--reps must be at least 1");
     anyhow::ensure!(a.gen >= 2, "--gen must be at least 2 (decode speed counts the steps after the first token)");
     anyhow::ensure!(a.prompt_tokens >= 1, "--prompt-tokens must be at least 1");
     let threads = a.threads.get();
-    let text = std::fs::read_to_string("data/wikitext2_raw_test.txt")
-        .or_else(|_| std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/data/wikitext2_raw_test.txt")))
-        .context("reading data/wikitext2_raw_test.txt for the benchmark prompt")?;
+    let text = BENCH_TEXT;
     // About 40 bytes per token is plenty; cut on a character boundary.
     let cut = (0..=text.len().min(40 * a.prompt_tokens)).rev().find(|&i| text.is_char_boundary(i)).unwrap_or(0);
     let opts = GenerateOptions { max_tokens: a.gen, ignore_eog: true, ..Default::default() };
