@@ -127,3 +127,60 @@ fn cs_en_data_is_profiled_and_evaluated_under_its_own_name() {
     std::fs::write(&bad, "{\"src\":\"a\",\"ref\":\"b\",\"src_lang\":\"cs\"}\n{\"src\":\"a\",\"ref\":\"b\",\"src_lang\":\"tlh\",\"tgt_lang\":\"en\"}\n").unwrap();
     common::assert_clean_failure(&[&eval[..], &io, &["--data", bad.to_str().unwrap()]].concat(), ":2: unknown language code \"tlh\" in \"src_lang\"");
 }
+
+/// `perplexity --kl-reference`: the mean KL of the next-token distributions equals
+/// an independent computation from both files' logits over the same scored
+/// positions; a file against itself is 0 with every top token the same.
+#[test]
+fn kl_divergence_from_a_reference_equals_the_logits_computation() {
+    use selectinfer::engine::{LoadOptions, Model, Session, SessionOptions};
+    let dir = tempfile::tempdir().unwrap();
+    let data = common::write_tiny_qa(dir.path());
+    let model = common::tiny_model(SynthArch::Llama);
+    let slice = dir.path().join("random.gguf");
+    let o = common::selectinfer(&["slice", "-m", model.to_str().unwrap(), "--random", "--load", "0.5", "-o", slice.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", common::text(&o).1);
+    let csv = dir.path().join("perplexity.csv");
+    let run = |file: &std::path::Path| {
+        let args = ["perplexity", "-m", file.to_str().unwrap(), "--task", "qa", "--data", data.to_str().unwrap(), "--ctx", "16", "--chunks", "3", "-t", "2"];
+        let o = common::selectinfer(&[&args[..], &["--kl-reference", model.to_str().unwrap(), "--out", csv.to_str().unwrap()]].concat());
+        assert!(o.status.success(), "{}", common::text(&o).1);
+    };
+    run(&model);
+    run(&slice);
+    let rows: Vec<selectinfer::eval::perplexity::PerplexityRow> = csv::Reader::from_path(&csv).unwrap().deserialize().map(Result::unwrap).collect();
+    assert_eq!((rows[0].kl, rows[0].same_top), (Some(0.0), Some(1.0)), "a file against itself");
+    let r = &rows[1];
+    assert_eq!(r.kl_reference.as_deref(), model.file_name().unwrap().to_str());
+
+    // Independently: both files' logits over the same chunks, KL(P_ref || P) at the
+    // scored positions (the second half of each chunk, as perplexity scores them).
+    let examples = selectinfer::tasks::read_examples(&data, selectinfer::tasks::Task::Qa).unwrap();
+    let text = selectinfer::eval::perplexity::evaluation_text(selectinfer::tasks::Split::Eval.select(&examples));
+    let (reference, sliced) = (Model::load(&model, &LoadOptions::default()).unwrap(), Model::load(&slice, &LoadOptions::default()).unwrap());
+    let chunks = selectinfer::eval::perplexity::text_chunks(&reference, &text, 16, Some(3)).unwrap();
+    let logits = |m: &Model, chunk: &[i32]| {
+        let mut s = Session::new(m, SessionOptions { n_ctx: 16, n_batch: 16, threads: 2, observer: None }).unwrap();
+        s.eval_all_logits(chunk).unwrap()
+    };
+    let log_softmax = |x: &[f32]| {
+        let z = x.iter().map(|&v| f64::from(v).exp()).sum::<f64>().ln();
+        x.iter().map(|&v| f64::from(v) - z).collect::<Vec<f64>>()
+    };
+    let (mut sum, mut n, mut same) = (0.0, 0usize, 0usize);
+    for chunk in &chunks {
+        let (a, b) = (logits(&reference, chunk), logits(&sliced, chunk));
+        for j in 8..15 {
+            let (p, q) = (log_softmax(&a[j]), log_softmax(&b[j]));
+            sum += p.iter().zip(&q).map(|(p, q)| p.exp() * (p - q)).sum::<f64>();
+            let top = |v: &[f64]| v.iter().enumerate().fold(0, |best, (i, x)| if *x > v[best] { i } else { best });
+            same += usize::from(top(&p) == top(&q));
+            n += 1;
+        }
+    }
+    let want = sum / n as f64;
+    let kl = r.kl.unwrap();
+    assert!(want > 1e-4 && (kl - want).abs() <= 1e-4 * want, "KL {kl} vs {want}");
+    assert_eq!(r.same_top.unwrap(), same as f64 / n as f64);
+    assert!(r.kl_lo.unwrap() <= kl && kl <= r.kl_hi.unwrap());
+}

@@ -128,7 +128,7 @@ pub fn run(a: ExperimentArgs) -> anyhow::Result<()> {
             for c in my_ppl {
                 let file = multi.suspend(|| prepare_file(&runner, m, &pm, &c.prep))?;
                 if !a.dry_run {
-                    run_child(c.label(m), c.chunks as u64, c.args(&file, &ppl_csv, e.threads));
+                    run_child(c.label(m), c.chunks as u64, c.args(&file, &m.reference_path(), &ppl_csv, e.threads));
                 }
             }
         }

@@ -39,6 +39,12 @@ pub struct PerplexityArgs {
     /// Also append the result as a row to this CSV file (created with a header if new).
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// Also the mean KL divergence of the model's next-token distributions from this
+    /// reference file's (e.g. the dense file a slice was cut from) over the same
+    /// scored tokens, with its 95% bootstrap interval over chunks and the share of
+    /// positions whose most likely token agrees (llama-perplexity --kl-divergence).
+    #[arg(long, conflicts_with = "answers")]
+    pub kl_reference: Option<PathBuf>,
     /// With --task: answer perplexity instead, the NLL of each evaluation example's
     /// reference answer teacher-forced through decode after its prompt was prefilled
     /// and (with --compute) its dynamic neurons selected, with a 95% bootstrap
@@ -81,7 +87,14 @@ pub fn run(a: PerplexityArgs) -> anyhow::Result<()> {
     };
     let model = Model::load(&a.model, &LoadOptions::default()).with_context(|| format!("cannot load {}", a.model.display()))?;
     let threads = a.threads.get();
-    let p = perplexity(&model, &text, a.ctx as usize, a.chunks, threads)?;
+    let (p, kl) = match &a.kl_reference {
+        Some(r) => {
+            let reference = Model::load(r, &LoadOptions::default()).with_context(|| format!("cannot load the KL reference {}", r.display()))?;
+            let (p, kl) = crate::eval::kl::perplexity_and_kl(&model, &reference, &text, a.ctx as usize, a.chunks, threads)?;
+            (p, Some(kl))
+        }
+        None => (perplexity(&model, &text, a.ctx as usize, a.chunks, threads)?, None),
+    };
     if let Some(out) = &a.out {
         let name = |p: &PathBuf| p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         let row = PerplexityRow {
@@ -103,18 +116,34 @@ pub fn run(a: PerplexityArgs) -> anyhow::Result<()> {
             wall_s: t0.elapsed().as_secs_f64(),
             threads,
             chunk_nll: format_chunk_nll(&p.chunk_nll),
+            kl_reference: a.kl_reference.as_ref().map(name),
+            kl: kl.as_ref().map(|k| k.mean),
+            kl_lo: kl.as_ref().and_then(|k| k.lo),
+            kl_hi: kl.as_ref().and_then(|k| k.hi),
+            same_top: kl.as_ref().map(|k| k.same_top),
         };
         crate::eval::harness::append_row(out, &row)?;
         eprintln!("perplexity: appended a row to {}", out.display());
     }
     if a.json.json {
-        println!("{}", serde_json::to_string(&p)?);
+        let mut v = serde_json::to_value(&p)?;
+        if let Some(k) = &kl {
+            v["kl"] = serde_json::to_value(k)?;
+        }
+        println!("{v}");
     } else {
         let interval = match (p.ppl_lo, p.ppl_hi) {
             (Some(lo), Some(hi)) => format!(" [{lo:.4}, {hi:.4}] (95% bootstrap over chunks)"),
             _ => String::new(),
         };
         println!("perplexity {:.4}{interval} (mean NLL {:.5} nats over {} tokens, {} chunks of {})", p.ppl, p.mean_nll, p.tokens, p.chunks, p.n_ctx);
+        if let Some(k) = &kl {
+            let interval = match (k.lo, k.hi) {
+                (Some(lo), Some(hi)) => format!(" [{lo:.5}, {hi:.5}]"),
+                _ => String::new(),
+            };
+            println!("KL divergence from the reference {:.5}{interval} nats per token; same most likely token at {:.1}% of positions", k.mean, 100.0 * k.same_top);
+        }
     }
     Ok(())
 }

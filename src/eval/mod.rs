@@ -14,6 +14,7 @@ pub mod bootstrap;
 pub mod chain;
 pub mod computed;
 pub mod harness;
+pub mod kl;
 pub mod method;
 pub mod metrics;
 pub mod moments;

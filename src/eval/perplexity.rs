@@ -127,6 +127,21 @@ pub struct PerplexityRow {
     /// written before intervals existed).
     #[serde(default)]
     pub chunk_nll: String,
+    /// With `--kl-reference`: that file's name (empty otherwise).
+    #[serde(default)]
+    pub kl_reference: Option<String>,
+    /// Mean KL divergence (nats per token) of this file's next-token distributions
+    /// from the reference's, over the same scored tokens.
+    #[serde(default)]
+    pub kl: Option<f64>,
+    /// Its 95% bootstrap interval over chunks.
+    #[serde(default)]
+    pub kl_lo: Option<f64>,
+    #[serde(default)]
+    pub kl_hi: Option<f64>,
+    /// Share of scored positions whose most likely next token is the reference's.
+    #[serde(default)]
+    pub same_top: Option<f64>,
 }
 
 impl PerplexityRow {
@@ -186,15 +201,29 @@ pub fn perplexity_observed(
     observer: Option<Box<dyn TensorObserver>>,
 ) -> anyhow::Result<Perplexity> {
     let chunks = text_chunks(model, text, n_ctx, max_chunks)?;
-    let n_chunks = chunks.len();
+    score_chunks(model, &chunks, threads, observer, |_, _| Ok(()))
+}
+
+/// The perplexity of `chunks` (each `n_ctx` tokens long) through `model`; `also`
+/// gets each chunk and the logits of its scored positions (n_ctx/2 .. n_ctx - 1,
+/// each predicting the next token), for measures taken in the same pass.
+pub fn score_chunks(
+    model: &Model,
+    chunks: &[Vec<Token>],
+    threads: i32,
+    observer: Option<Box<dyn TensorObserver>>,
+    mut also: impl FnMut(&[Token], &[Vec<f32>]) -> anyhow::Result<()>,
+) -> anyhow::Result<Perplexity> {
+    let (n_chunks, n_ctx) = (chunks.len(), chunks.first().map_or(0, Vec::len));
     let mut s = Session::new(model, SessionOptions { n_ctx: n_ctx as u32, n_batch: n_ctx as u32, threads, observer })?;
     let mut chunk_nll = Vec::with_capacity(n_chunks);
     let per_chunk = n_ctx - 1 - n_ctx / 2;
     let bar = crate::output::progress_bar(true, n_chunks as u64, "perplexity");
-    for chunk in &chunks {
+    for chunk in chunks {
         // Logits of the scored half only (the output layer dominates on large vocabularies).
         let logits = s.eval_logits_from(chunk, n_ctx / 2)?;
         chunk_nll.push((n_ctx / 2..n_ctx - 1).map(|j| nll(&logits[j - n_ctx / 2], chunk[j + 1] as usize)).sum::<f64>());
+        also(chunk, &logits[..per_chunk])?;
         bar.inc(1);
     }
     bar.finish_and_clear();
@@ -294,6 +323,11 @@ mod tests {
             wall_s: 1.0,
             threads: 2,
             chunk_nll: format_chunk_nll(sums),
+            kl_reference: None,
+            kl: None,
+            kl_lo: None,
+            kl_hi: None,
+            same_top: None,
         };
         let (a, b) = (row("a", &sums), row("b", &[9.0, 12.5, 1.0, 10.0]));
         // The text round trip keeps every bit (0.1 + 0.2 is not 0.3).

@@ -48,6 +48,11 @@ pub struct PerplexitySpec {
     /// Which texts: `wikitext-2`, `task` (default both).
     #[serde(default = "default_texts")]
     pub texts: Vec<PplText>,
+    /// Also each file's mean KL divergence from its model's reference file over
+    /// the same tokens (`perplexity --kl-reference`; the reference's own cells
+    /// have none).
+    #[serde(default)]
+    pub kl: bool,
 }
 
 fn default_ctx() -> usize {
@@ -93,6 +98,8 @@ pub struct PplCell {
     pub ctx: usize,
     /// Most chunks.
     pub chunks: usize,
+    /// Measure the KL divergence from the model's reference file too.
+    pub kl: bool,
 }
 
 /// The perplexity cells of an experiment whose eval cells are `cells`: per model,
@@ -108,7 +115,8 @@ pub fn ppl_cells(e: &Experiment, cells: &[Cell]) -> Vec<PplCell> {
                     PplText::Wikitext2 => (None, wikitext2()),
                     PplText::Task => (Some(c.task), c.data.clone()),
                 };
-                let p = PplCell { model: mi, prep: c.prep.clone(), task, data, ctx: spec.ctx, chunks: spec.chunks };
+                let kl = spec.kl && c.prep != Prep::F16;
+                let p = PplCell { model: mi, prep: c.prep.clone(), task, data, ctx: spec.ctx, chunks: spec.chunks, kl };
                 if !out.contains(&p) {
                     out.push(p);
                 }
@@ -129,14 +137,18 @@ impl PplCell {
         format!("{} perplexity {text} of {}", model.name, file_name(&model.file(&self.prep)))
     }
 
-    /// The arguments of the child `selectinfer perplexity`.
-    pub fn args(&self, file: &Path, csv: &Path, threads: i32) -> Vec<String> {
+    /// The arguments of the child `selectinfer perplexity` of `file`, whose model's
+    /// reference file is `reference`.
+    pub fn args(&self, file: &Path, reference: &Path, csv: &Path, threads: i32) -> Vec<String> {
         let mut a: Vec<String> = vec!["perplexity".into(), "-m".into(), file.display().to_string(), "--data".into(), self.data.display().to_string()];
         if let Some(t) = self.task {
             a.extend(["--task".into(), t.name().into()]);
         }
         a.extend(["--ctx".into(), self.ctx.to_string(), "--chunks".into(), self.chunks.to_string(), "-t".into(), threads.to_string()]);
         a.extend(["--out".into(), csv.display().to_string()]);
+        if self.kl {
+            a.extend(["--kl-reference".into(), reference.display().to_string()]);
+        }
         a
     }
 
@@ -147,6 +159,7 @@ impl PplCell {
             && row.data == file_name(&self.data)
             && row.ctx == self.ctx
             && row.max_chunks == Some(self.chunks)
+            && (!self.kl || row.kl.is_some())
     }
 }
 
@@ -194,7 +207,7 @@ perplexity: {chunks: 4}
             ]
         );
         assert_eq!((cells[0].ctx, cells[0].chunks), (512, 4));
-        let args = cells[3].args(Path::new("models/m.F16.gguf"), Path::new("out/perplexity.csv"), 2);
+        let args = cells[3].args(Path::new("models/m.F16.gguf"), Path::new("models/m.F16.gguf"), Path::new("out/perplexity.csv"), 2);
         assert_eq!(args.join(" "), "perplexity -m models/m.F16.gguf --data data/qa_squad11dev_xquad_en_500.jsonl --task qa --ctx 512 --chunks 4 -t 2 --out out/perplexity.csv");
 
         let only = Experiment::parse(&YAML.replace("{chunks: 4}", "{chunks: 2, ctx: 256, texts: [wikitext-2]}")).unwrap();
@@ -231,6 +244,11 @@ perplexity: {chunks: 4}
             wall_s: 1.0,
             threads: 2,
             chunk_nll: String::new(),
+            kl_reference: None,
+            kl: None,
+            kl_lo: None,
+            kl_hi: None,
+            same_top: None,
         };
         let wiki = row("m.F16.gguf", None, "wikitext2_raw_test.txt", Some(4));
         assert!(cells[0].matches(&wiki, m) && !cells[1].matches(&wiki, m) && !cells[3].matches(&wiki, m));

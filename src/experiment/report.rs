@@ -207,7 +207,13 @@ pub fn perplexity_table(e: &Experiment, rows: &[PerplexityRow]) -> Option<String
     }
     let mut sorted: Vec<&PerplexityRow> = rows.iter().collect();
     sorted.sort_by(|a, b| (&a.task, &a.model).cmp(&(&b.task, &b.model)));
-    let mut t = Table::new(["file", "text", "chunks x ctx", "tokens scored", "perplexity [95% CI]", "Δ vs reference", "weights"]);
+    // The KL columns only where some row measured it (older pages redraw unchanged).
+    let with_kl = rows.iter().any(|r| r.kl.is_some());
+    let mut header = vec!["file", "text", "chunks x ctx", "tokens scored", "perplexity [95% CI]", "Δ vs reference", "weights"];
+    if with_kl {
+        header.extend(["KL vs reference [95% CI]", "same top token"]);
+    }
+    let mut t = Table::new(header);
     for r in sorted {
         let text = r.task.as_ref().map_or(r.data.clone(), |task| format!("{task} evaluation text ({})", r.data));
         let ppl = match (r.ppl_lo, r.ppl_hi) {
@@ -216,7 +222,16 @@ pub fn perplexity_table(e: &Experiment, rows: &[PerplexityRow]) -> Option<String
         };
         let reference = reference_row(e, rows, r).filter(|b| b.model != r.model);
         let delta = difference_of(reference.and_then(|b| r.paired_with(b)).as_ref(), 3);
-        t.row([r.model.clone(), text, format!("{} x {}", r.chunks, r.ctx), r.tokens.to_string(), ppl, delta, format_bytes(r.weight_bytes)]);
+        let mut cells = vec![r.model.clone(), text, format!("{} x {}", r.chunks, r.ctx), r.tokens.to_string(), ppl, delta, format_bytes(r.weight_bytes)];
+        if with_kl {
+            cells.push(match (r.kl, r.kl_lo, r.kl_hi) {
+                (Some(kl), Some(lo), Some(hi)) => format!("{kl:.4} [{lo:.4}, {hi:.4}]"),
+                (Some(kl), _, _) => format!("{kl:.4}"),
+                _ => "-".into(),
+            });
+            cells.push(r.same_top.map_or("-".into(), |s| format!("{:.1}%", 100.0 * s)));
+        }
+        t.row(cells);
     }
     Some(t.to_markdown())
 }
