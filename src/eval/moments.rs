@@ -6,10 +6,12 @@
 
 use std::path::{Path, PathBuf};
 
+use anyhow::Context;
+
 use super::perplexity::{data_names, perplexity_observed, profiling_text};
 use crate::engine::{LoadOptions, Model};
 use crate::model::ModelInfo;
-use crate::profile::moments::{moments_path, write_moments, LayerMoments, MomentsHeader, MomentsObserver, MOMENTS_FORMAT};
+use crate::profile::moments::{layer_bytes, layer_passes, moments_path, write_moments, MomentsHeader, MomentsObserver, MOMENTS_FORMAT};
 use crate::tasks::Task;
 
 /// What to measure.
@@ -26,28 +28,64 @@ pub struct MomentsRequest {
     pub threads: i32,
 }
 
-/// Runs the text through the model once, summing every layer's activations.
-pub fn measure_moments(req: &MomentsRequest) -> anyhow::Result<(MomentsHeader, Vec<LayerMoments>)> {
+/// Most bytes of Gram matrices one text pass holds (n x n f64 per layer): a model
+/// whose layers need more is measured in several passes over the same text, a
+/// group of layers each ([`layer_passes`]), with the same sums as one pass.
+/// [`MOMENTS_PASS_BYTES_ENV`] sets another budget (a device with less memory).
+pub const MOMENTS_PASS_BYTES: u64 = 4 << 30;
+
+/// Environment variable overriding [`MOMENTS_PASS_BYTES`] (bytes).
+pub const MOMENTS_PASS_BYTES_ENV: &str = "SELECTINFER_MOMENTS_PASS_BYTES";
+
+/// Runs the text through the model, summing every layer's activations (in as many
+/// passes as [`MOMENTS_PASS_BYTES`] needs), and writes the moments file `out`.
+pub fn measure_moments(req: &MomentsRequest, out: &Path) -> anyhow::Result<MomentsHeader> {
+    use std::io::Write;
     let model = Model::load(&req.model, &LoadOptions::default())?;
     let info = ModelInfo::from_gguf(model.gguf())?;
     let activation = info.require_gated_ffn().map_err(anyhow::Error::msg)?;
     let n_ff: Vec<usize> = info.n_ff.iter().map(|&n| n as usize).collect();
-    let (observer, moments) = MomentsObserver::new(activation, &n_ff);
     let text = profiling_text(&req.data, req.task)?;
-    let run = perplexity_observed(&model, &text, req.ctx, Some(req.chunks), req.threads, Some(Box::new(observer)))?;
-    let layers = std::mem::take(&mut *moments.lock().expect("moments lock"));
-    anyhow::ensure!(layers.iter().all(|m| m.tokens > 0), "no activations were observed (is {} a gated-FFN model?)", req.model.display());
+    let budget = match std::env::var(MOMENTS_PASS_BYTES_ENV) {
+        Ok(v) => v.trim().parse::<u64>().with_context(|| format!("{MOMENTS_PASS_BYTES_ENV}={v:?} is not a number of bytes"))?,
+        Err(_) => MOMENTS_PASS_BYTES,
+    };
+    let passes = layer_passes(&n_ff, budget);
+    // Each pass's layers go to a body file beside `out` (gigabytes for a 1.5B
+    // model), which the header then precedes in the file written atomically.
+    let body = crate::fsutil::TempPath::beside(out);
+    if let Some(parent) = out.parent() {
+        std::fs::create_dir_all(parent).with_context(|| format!("creating {}", parent.display()))?;
+    }
+    let mut file = std::io::BufWriter::new(std::fs::File::create(body.path()).with_context(|| format!("writing {}", body.path().display()))?);
+    let (mut tokens, mut chunks) = (Vec::with_capacity(n_ff.len()), 0);
+    for (i, layers) in passes.iter().enumerate() {
+        if passes.len() > 1 {
+            eprintln!("profile moments: layers {}..{} (pass {} of {})", layers.start, layers.end, i + 1, passes.len());
+        }
+        let (observer, moments) = MomentsObserver::for_layers(activation, &n_ff, layers.clone());
+        chunks = perplexity_observed(&model, &text, req.ctx, Some(req.chunks), req.threads, Some(Box::new(observer)))?.chunks;
+        let measured = std::mem::take(&mut *moments.lock().expect("moments lock"));
+        anyhow::ensure!(measured.iter().all(|m| m.tokens > 0), "no activations were observed (is {} a gated-FFN model?)", req.model.display());
+        for m in &measured {
+            file.write_all(&layer_bytes(m)).with_context(|| format!("writing {}", body.path().display()))?;
+            tokens.push(m.tokens);
+        }
+    }
+    file.flush().with_context(|| format!("writing {}", body.path().display()))?;
+    drop(file);
     let header = MomentsHeader {
         format: MOMENTS_FORMAT.into(),
         task: req.task,
         model: crate::profile::fingerprint(&req.model, &info)?,
         data: data_names(&req.data),
         ctx: req.ctx,
-        chunks: run.chunks,
-        tokens: layers.iter().map(|m| m.tokens).collect(),
+        chunks,
+        tokens,
         n_ff,
     };
-    Ok((header, layers))
+    write_moments(out, &header, body.path())?;
+    Ok(header)
 }
 
 /// Chunk length and most chunks of `profile moments` (and of moments measured on
@@ -59,8 +97,7 @@ pub const MOMENTS_CHUNKS: usize = 16;
 /// renamed when complete).
 pub fn write_task_moments(dir: &Path, req: &MomentsRequest) -> anyhow::Result<()> {
     let out = moments_path(dir, req.task);
-    let (header, layers) = measure_moments(req)?;
-    write_moments(&out, &header, &layers)?;
+    let header = measure_moments(req, &out)?;
     eprintln!("profile moments: {} tokens in {} chunks -> {}", header.tokens[0], header.chunks, out.display());
     Ok(())
 }

@@ -117,22 +117,24 @@ pub(crate) fn dot(a: &[f32], b: &[f32]) -> f32 {
 /// Moments of every layer of a model, filled by [`MomentsObserver`].
 pub type SharedMoments = Arc<Mutex<Vec<LayerMoments>>>;
 
-/// Accumulates each layer's activations as the graph computes them.
+/// Accumulates the activations of a range of layers as the graph computes them
+/// (the moments of layer `first + i` at index i).
 pub struct MomentsObserver {
     prefix: String,
+    layers: std::ops::Range<usize>,
     moments: SharedMoments,
 }
 
 impl MomentsObserver {
-    /// An observer for a model with this activation and these FFN widths, and the
-    /// moments it fills.
-    pub fn new(activation: FfnActivation, n_ff: &[usize]) -> (MomentsObserver, SharedMoments) {
-        let moments = Arc::new(Mutex::new(n_ff.iter().map(|&n| LayerMoments::new(n)).collect()));
-        (MomentsObserver { prefix: format!("{}-", activation.node_name()), moments: moments.clone() }, moments)
+    /// An observer of `layers` of a model with this activation and these FFN
+    /// widths, and the moments it fills (one per layer of the range).
+    pub fn for_layers(activation: FfnActivation, n_ff: &[usize], layers: std::ops::Range<usize>) -> (MomentsObserver, SharedMoments) {
+        let moments = Arc::new(Mutex::new(n_ff[layers.clone()].iter().map(|&n| LayerMoments::new(n)).collect()));
+        (MomentsObserver { prefix: format!("{}-", activation.node_name()), layers, moments: moments.clone() }, moments)
     }
 
     fn layer_of(&self, name: &str) -> Option<usize> {
-        name.strip_prefix(&self.prefix)?.parse().ok()
+        name.strip_prefix(&self.prefix)?.parse().ok().filter(|l| self.layers.contains(l))
     }
 }
 
@@ -144,26 +146,57 @@ impl TensorObserver for MomentsObserver {
     fn observe(&mut self, t: ObservedTensor<'_>) {
         let Some(l) = self.layer_of(t.name) else { return };
         let mut m = self.moments.lock().expect("moments lock");
-        if let Some(layer) = m.get_mut(l).filter(|layer| layer.n == t.ne[0]) {
+        if let Some(layer) = m.get_mut(l - self.layers.start).filter(|layer| layer.n == t.ne[0]) {
             layer.add(t.data);
         }
     }
 }
 
-/// Writes the moments (atomically).
-pub fn write_moments(path: &Path, header: &MomentsHeader, layers: &[LayerMoments]) -> anyhow::Result<()> {
-    let mut bytes = serde_json::to_vec(header)?;
-    bytes.push(b'\n');
-    for m in layers {
-        bytes.extend(m.sum.iter().flat_map(|&v| (v as f32).to_le_bytes()));
-        for i in 0..m.n {
-            bytes.extend(m.gram[i * m.n + i..(i + 1) * m.n].iter().flat_map(|&v| (v as f32).to_le_bytes()));
+/// The layer groups measured one text pass each so that a pass's Gram matrices
+/// (n x n f64 per layer) hold at most `budget` bytes: consecutive layers, at least
+/// one per group. A 270M model's fit in one pass; a 1.5B model's (n_ff 8960,
+/// 642 MB per layer) take several.
+pub fn layer_passes(n_ff: &[usize], budget: u64) -> Vec<std::ops::Range<usize>> {
+    let mut passes = Vec::new();
+    let (mut start, mut bytes) = (0, 0u64);
+    for (l, &n) in n_ff.iter().enumerate() {
+        let b = (n * n * 8) as u64;
+        if l > start && bytes + b > budget {
+            passes.push(start..l);
+            (start, bytes) = (l, 0);
         }
+        bytes += b;
     }
+    if start < n_ff.len() {
+        passes.push(start..n_ff.len());
+    }
+    passes
+}
+
+/// A layer's bytes in a moments file: its N sums, then the upper-triangle Gram
+/// entries row after row, as f32.
+pub fn layer_bytes(m: &LayerMoments) -> Vec<u8> {
+    let mut bytes: Vec<u8> = m.sum.iter().flat_map(|&v| (v as f32).to_le_bytes()).collect();
+    for i in 0..m.n {
+        bytes.extend(m.gram[i * m.n + i..(i + 1) * m.n].iter().flat_map(|&v| (v as f32).to_le_bytes()));
+    }
+    bytes
+}
+
+/// Writes the moments (atomically): the header line, then `body`, every layer's
+/// [`layer_bytes`] in order, copied from a file (a 1.5B model's are gigabytes).
+pub fn write_moments(path: &Path, header: &MomentsHeader, body: &Path) -> anyhow::Result<()> {
+    use std::io::Write;
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent).with_context(|| format!("creating {}", parent.display()))?;
     }
-    crate::fsutil::write_atomic(path, &bytes).with_context(|| format!("writing {}", path.display()))
+    let mut out = crate::fsutil::AtomicFile::create(path).with_context(|| format!("writing {}", path.display()))?;
+    let mut line = serde_json::to_vec(header)?;
+    line.push(b'\n');
+    out.write_all(&line).with_context(|| format!("writing {}", path.display()))?;
+    let mut from = std::fs::File::open(body).with_context(|| format!("reading {}", body.display()))?;
+    std::io::copy(&mut from, &mut out).with_context(|| format!("writing {}", path.display()))?;
+    out.commit().with_context(|| format!("writing {}", path.display()))
 }
 
 /// Reads a moments file: its header and the moments of layer `layer` only (the
@@ -202,4 +235,18 @@ pub fn read_layer_moments(path: &Path, layer: usize) -> anyhow::Result<(MomentsH
     }
     let tokens = header.tokens[layer];
     Ok((header, LayerMoments { n, tokens, sum, gram }))
+}
+
+#[cfg(test)]
+mod pass_tests {
+    use super::layer_passes;
+
+    #[test]
+    fn passes_hold_at_most_the_budget_and_at_least_one_layer() {
+        assert_eq!(layer_passes(&[2048; 18], 4 << 30), vec![0..18]);
+        // 8960^2 x 8 = 642 MB: six layers in 4 GiB.
+        assert_eq!(layer_passes(&[8960; 28], 4 << 30), vec![0..6, 6..12, 12..18, 18..24, 24..28]);
+        assert_eq!(layer_passes(&[100, 100, 100], 1), vec![0..1, 1..2, 2..3]);
+        assert_eq!(layer_passes(&[], 1), Vec::<std::ops::Range<usize>>::new());
+    }
 }
