@@ -44,22 +44,28 @@ fn source(arch: SynthArch, wide: bool, ty: TargetType, name: &str) -> PathBuf {
 
 /// A random slice (gamma 0.7, delta 0.3, both layers) of `src` in `layout`.
 fn sliced(src: &Path, layout: DownLayout, name: &str) -> PathBuf {
+    sliced_at(src, layout, &format!("nm-{name}-{}.gguf", layout.name()), 0.7)
+}
+
+/// A random slice (gamma `load`, delta 0.3, both layers) of `src` in `layout`,
+/// written once to the shared folder as `file`.
+fn sliced_at(src: &Path, layout: DownLayout, file: &str, load: f64) -> PathBuf {
     static BUILDING: Mutex<()> = Mutex::new(());
     let _guard = BUILDING.lock().unwrap_or_else(|e| e.into_inner());
-    let out = common::shared_dir().join(format!("nm-{name}-{}.gguf", layout.name()));
+    let out = common::shared_dir().join(file);
     if !out.exists() {
         let req = SliceRequest {
             model: src.into(),
             output: out.clone(),
             source: SliceSource::Random { seed: 5 },
-            load: 0.7,
+            load,
             static_share: 0.3,
             layers: Some(0..2),
             verify: true,
             source_sha256: None,
             down_layout: layout,
         };
-        slice_model(&req).unwrap_or_else(|e| panic!("{name}: {e:#}"));
+        slice_model(&req).unwrap_or_else(|e| panic!("{file}: {e:#}"));
     }
     out
 }
@@ -289,4 +295,29 @@ fn one_token_out_prod_kernels_equal_the_dequantizing_prefill_path() {
             assert!(moved > 10.0 * diff.max(1e-7), "{name}, token {k}: the logits hardly move ({moved}), nothing was checked");
         }
     }
+}
+
+/// Patch 0011: a neuron-major slice's FFN weights stay in file layout even where
+/// llama.cpp repacks their type for its CPU kernels (Q4_K rows in multiples of 8 on
+/// AVX2 / AVX-512 / ARM), so --compute reorders them in place: the same widths in
+/// the column layout are repacked on such CPUs and computed from a copy.
+#[test]
+fn a_neuron_major_slice_of_a_repacked_type_is_reordered_in_place() {
+    let src = source(SynthArch::Llama, true, TargetType::Q4KM, "wide-q4_k_m");
+    // 0.75 x 512 = 384 kept neurons: rows in whole groups of 8, as repacking needs.
+    let slice = |layout: DownLayout| sliced_at(&src, layout, &format!("nm-repack-{}.gguf", layout.name()), 0.75);
+    let (neurons, columns) = (slice(DownLayout::Neurons), slice(DownLayout::Columns));
+    let model = Model::load(&neurons, &LoadOptions::default()).unwrap();
+    for l in 0..2 {
+        assert_eq!(model.ffn_in_place(l), Ok(()), "layer {l}");
+    }
+    let plan = ComputePlan::for_model(model.gguf(), &ComputeOptions { compute: 0.4, token_share: 0.2, layers: None, no_static: false }).unwrap();
+    assert_eq!(SelectiveSession::new(&model, plan, opts()).unwrap().layout(), Layout::InPlace);
+    let (_, _, copied) = selective(&model, Layout::InPlace, 0.4, false);
+    assert_eq!(copied, 0);
+    // Whether this CPU repacks Q4_K at all: the column slice's gate weights leave host
+    // memory in file layout where it does (then the test above is the regression check).
+    let plain = Model::load(&columns, &LoadOptions::default()).unwrap();
+    let repacked = plain.host_tensor_bytes("blk.0.ffn_gate.weight").is_none();
+    eprintln!("this CPU {} Q4_K weights", if repacked { "repacks" } else { "does not repack" });
 }

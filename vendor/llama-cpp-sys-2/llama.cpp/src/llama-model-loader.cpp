@@ -1237,7 +1237,12 @@ struct ggml_tensor * llama_model_loader::create_tensor(
             for (const auto * overrides = tensor_buft_overrides; overrides->pattern != nullptr; ++overrides) {
                 std::regex pattern(overrides->pattern);
                 if (std::regex_search(tensor_name, pattern)) {
-                    if (overrides->buft == ggml_backend_cpu_buffer_type()) {
+                    if (overrides->buft == ggml_backend_cpu_buffer_type() && hparams.ffn_down_neuron_major) {
+                        // selectinfer: a neuron-major model's FFN weights overridden to the CPU
+                        // are reordered in place per prompt, so they keep the file layout: the
+                        // plain CPU buffer, not an extra (repacking) buffer type
+                        buft = ggml_backend_cpu_buffer_type();
+                    } else if (overrides->buft == ggml_backend_cpu_buffer_type()) {
                         // when overriding to a CPU buffer, consider the extra buffer types
                         buft = select_weight_buft(hparams, t_meta, op, buft_list_cpu);
                         if (use_mmap) {
