@@ -156,8 +156,12 @@ pub fn prepare_model(r: &Runner, m: &ModelSpec, e: &Experiment, cells: &[&Cell])
         // Profile only the tasks without a ranking; merge re-ranks from every raw file.
         for spec in e.tasks.iter().filter(|s| missing.contains(&&s.task)) {
             let mut args: Vec<String> = vec!["profile".into(), "-m".into(), f16.display().to_string(), "--task".into(), spec.task.name().into()];
-            // The file's prompt count, not `profile`'s default token budget.
-            args.extend(["--limit".into(), m.profile_prompts.to_string(), "--tokens".into(), "all".into(), "--gen-tokens".into(), m.profile_gen_tokens.to_string()]);
+            // The file's token budget, else its prompt count (not `profile`'s default budget).
+            match m.profile_tokens {
+                Some(n) => args.extend(["--tokens".into(), n.to_string()]),
+                None => args.extend(["--limit".into(), m.profile_prompts.to_string(), "--tokens".into(), "all".into()]),
+            }
+            args.extend(["--gen-tokens".into(), m.profile_gen_tokens.to_string()]);
             args.extend(["-o".into(), m.profile.display().to_string(), "--no-merge".into(), "-t".into(), e.threads.to_string()]);
             if let Some(d) = &spec.data {
                 args.extend(["--data".into(), d.display().to_string()]);

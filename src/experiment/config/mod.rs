@@ -38,6 +38,10 @@ pub struct ModelSpec {
     /// Generated tokens per profiling prompt when the profile has to be made.
     #[serde(default = "default_profile_gen")]
     pub profile_gen_tokens: usize,
+    /// Instead of `profile_prompts`: `profile`'s token budget per task (its
+    /// `--tokens`), so that the experiment profiles as a user's first `profile` does.
+    #[serde(default)]
+    pub profile_tokens: Option<u64>,
     /// What the reference is: the source converted to F16 (the default), or the
     /// source file itself (a quantized download with no F16 original: the dense
     /// file the user runs today; the profile, moments and slices are made on it).
