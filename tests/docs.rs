@@ -140,3 +140,74 @@ fn the_link_parser_reads_links_and_skips_code() {
     assert_eq!(slug(" Results CSV"), "results-csv");
     assert_eq!(slug(" Paper comparison on SmolLM2-135M, 100 examples per task (`results/paper-smollm2/`)"), "paper-comparison-on-smollm2-135m-100-examples-per-task-resultspaper-smollm2");
 }
+
+/// The part of `text` under the heading line `heading`, up to the next heading of
+/// the same or a higher level.
+fn section<'a>(text: &'a str, heading: &str) -> &'a str {
+    let level = heading.chars().take_while(|&c| c == '#').count();
+    let start = text.find(&format!("\n{heading}\n")).unwrap_or_else(|| panic!("no heading {heading:?}")) + heading.len() + 2;
+    let rest = &text[start..];
+    let mut offset = 0;
+    for line in rest.split_inclusive('\n') {
+        let hashes = line.chars().take_while(|&c| c == '#').count();
+        if hashes > 0 && hashes <= level && line[hashes..].starts_with(' ') {
+            return &rest[..offset];
+        }
+        offset += line.len();
+    }
+    rest
+}
+
+/// The documents under docs/ that README.md's "Documentation" list links to, by
+/// file name, leaving out docs/README.md itself.
+fn readme_doc_list(readme: &str) -> std::collections::BTreeSet<String> {
+    link_targets(&prose(section(readme, "## Documentation")))
+        .into_iter()
+        .filter_map(|t| t.strip_prefix("docs/").map(str::to_string))
+        .filter(|t| t.ends_with(".md") && !t.contains('/') && t != "README.md")
+        .collect()
+}
+
+/// The documents that docs/README.md's "Index" links to (files beside it).
+fn docs_index(index: &str) -> std::collections::BTreeSet<String> {
+    link_targets(&prose(section(index, "## Index")))
+        .into_iter()
+        .filter(|t| t.ends_with(".md") && !t.contains('/') && t != "README.md")
+        .collect()
+}
+
+#[test]
+fn the_readme_and_the_docs_index_list_every_document_under_docs() {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let index = std::fs::read_to_string(root().join("docs/README.md")).unwrap();
+    let listed = readme_doc_list(&readme);
+    let indexed = docs_index(&index);
+    let files: std::collections::BTreeSet<String> = std::fs::read_dir(root().join("docs"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".md") && n != "README.md")
+        .collect();
+    let diff = |a: &std::collections::BTreeSet<String>, b: &std::collections::BTreeSet<String>| a.difference(b).cloned().collect::<Vec<_>>();
+    assert!(
+        listed == indexed && indexed == files,
+        "README.md's Documentation list, docs/README.md's Index and the files under docs/ disagree:\n\
+         in docs/ but not in the README: {:?}\nin docs/ but not in the index: {:?}\n\
+         in the README but not in the index: {:?}\nin the index but not in the README: {:?}",
+        diff(&files, &listed),
+        diff(&files, &indexed),
+        diff(&listed, &indexed),
+        diff(&indexed, &listed),
+    );
+    assert!(
+        link_targets(&prose(section(&readme, "## Documentation"))).iter().any(|t| t == "docs/README.md"),
+        "README.md's Documentation list does not link docs/README.md"
+    );
+}
+
+#[test]
+fn the_index_checks_read_their_sections() {
+    let readme = "# x\n\n## Documentation\n\n- [docs/a.md](docs/a.md): a\n- [docs/README.md](docs/README.md): i\n\n## Next\n\n[docs/b.md](docs/b.md)\n";
+    assert_eq!(readme_doc_list(readme).into_iter().collect::<Vec<_>>(), ["a.md"]);
+    let index = "# D\n\n## Index\n\n| [a.md](a.md) | a |\n| [r](../results/) | r |\n\n### Sub\n\n[c.md](c.md)\n\n## Models\n\n[b.md](b.md)\n";
+    assert_eq!(docs_index(index).into_iter().collect::<Vec<_>>(), ["a.md", "c.md"]);
+}
