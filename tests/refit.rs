@@ -83,21 +83,22 @@ fn moments_and_refit_equal_an_independent_computation_on(arch: SynthArch) {
     // Without the moments, slice measures them first, as `profile moments` would (the
     // task's bundled profiling text, the model being sliced), says so, and slices.
     let refit_path = dir.path().join("refit.gguf");
+    let meta_sha = common::sha256_of(&model);
     let args = ["slice", "-m", m, "--profile", p, "--task", "translate", "--load", "0.6", "--compensate", "refit", "-t", "2", "-o", refit_path.to_str().unwrap()];
     let o = common::selectinfer(&args);
     assert!(o.status.success() && refit_path.exists(), "{}", common::text(&o).1);
     assert!(common::text(&o).1.contains("measuring the translate activation moments"), "{}", common::text(&o).1);
-    let first_use = std::fs::read(moments_path(&profile, Task::Translate)).unwrap();
-    std::fs::remove_file(moments_path(&profile, Task::Translate)).unwrap();
+    let first_use = std::fs::read(moments_path(&profile, Task::Translate, &meta_sha)).unwrap();
+    std::fs::remove_file(moments_path(&profile, Task::Translate, &meta_sha)).unwrap();
     let o = common::selectinfer(&["profile", "moments", "-m", m, "--task", "translate", "-t", "2", p]);
     assert!(o.status.success(), "{}", common::text(&o).1);
-    assert!(std::fs::read(moments_path(&profile, Task::Translate)).unwrap() == first_use, "first-use moments differ from `profile moments`'");
+    assert!(std::fs::read(moments_path(&profile, Task::Translate, &meta_sha)).unwrap() == first_use, "first-use moments differ from `profile moments`'");
 
     let out = common::selectinfer(&["profile", "moments", "-m", m, "--task", "translate", "--data", d, "--ctx", "64", "--chunks", "3", p]);
     assert!(out.status.success(), "{}", common::text(&out).1);
     let info = ModelInfo::read(&model).unwrap();
     let rows = recorded_rows(&model, &data, info.n_layer);
-    let file = moments_path(&profile, Task::Translate);
+    let file = moments_path(&profile, Task::Translate, &meta_sha);
     for (l, layer_rows) in rows.iter().enumerate() {
         let (header, mo) = read_layer_moments(&file, l).unwrap();
         assert_eq!(header.data, vec!["t.jsonl".to_string()]);
@@ -125,7 +126,7 @@ fn moments_and_refit_equal_an_independent_computation_on(arch: SynthArch) {
     assert_eq!(meta.variant.label(), "compensation=refit");
     // The slice records the moments it was fitted to beside the rankings.
     assert_ne!(meta.profile_sha256.as_deref(), Some(selectinfer::select::rewrite::profile_sha256(&profile, Task::Translate).unwrap().as_str()));
-    assert_eq!(meta.profile_sha256, Some(meta.variant.selection_sha256(&profile, Task::Translate).unwrap()));
+    assert_eq!(meta.profile_sha256, Some(meta.variant.selection_sha256(&profile, Task::Translate, &meta_sha, &[]).unwrap()));
 
     for (l, x) in rows.iter().enumerate() {
         let kept: Vec<usize> = meta.kept[l].as_ref().unwrap().iter().map(|&k| k as usize).collect();

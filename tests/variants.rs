@@ -551,7 +551,7 @@ fn output_budget_spends_the_same_bytes_by_measured_cost() {
     assert_eq!(meta.profile_sha256, Some(recorded(&path)));
     s.layers[1].cost = 0.02;
     std::fs::write(&path, serde_json::to_vec(&s).unwrap()).unwrap();
-    let now = meta.variant.selection_sha256(&pdir, Task::Translate).unwrap();
+    let now = meta.variant.selection_sha256(&pdir, Task::Translate, &meta.source_sha256, &[]).unwrap();
     assert_eq!(now, recorded(&path));
     assert_ne!(meta.profile_sha256, Some(now));
 }

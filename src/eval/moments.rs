@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use super::perplexity::{data_names, perplexity_observed, profiling_text};
 use crate::engine::{LoadOptions, Model};
 use crate::model::ModelInfo;
-use crate::profile::moments::{moments_path, write_moments, LayerMoments, MomentsHeader, MomentsObserver, MOMENTS_FORMAT};
+use crate::profile::moments::{find_moments, moments_path, write_moments, LayerMoments, MomentsHeader, MomentsObserver, MOMENTS_FORMAT};
 use crate::tasks::Task;
 
 /// What to measure.
@@ -55,25 +55,26 @@ pub fn measure_moments(req: &MomentsRequest) -> anyhow::Result<(MomentsHeader, V
 pub const MOMENTS_CTX: usize = 512;
 pub const MOMENTS_CHUNKS: usize = 16;
 
-/// Measures the moments and writes DIR/moments/TASK.bin (under a temporary name,
-/// renamed when complete).
+/// Measures the moments and writes DIR/moments/TASK.SHA12.bin, keyed by the
+/// measured model (under a temporary name, renamed when complete).
 pub fn write_task_moments(dir: &Path, req: &MomentsRequest) -> anyhow::Result<()> {
-    let out = moments_path(dir, req.task);
     let (header, layers) = measure_moments(req)?;
+    let out = moments_path(dir, req.task, &header.model.sha256);
     write_moments(&out, &header, &layers)?;
     eprintln!("profile moments: {} tokens in {} chunks -> {}", header.tokens[0], header.chunks, out.display());
     Ok(())
 }
 
 /// The moments a refit slice reads, measured as `profile moments` would (the task's
-/// bundled profiling text, on the model being sliced) when the profile has none yet:
-/// the refit is `slice`'s default, and moments (some hundred MB per task) are
-/// regenerated, not committed.
-pub fn measure_on_first_use(dir: &Path, model: &Path, task: Task, threads: i32) -> anyhow::Result<()> {
-    let path = moments_path(dir, task);
-    if path.exists() {
+/// bundled profiling text, on the model being sliced, `sha`) when the profile has
+/// none of it or of the files it was converted from (`lineage`) yet: the refit is
+/// `slice`'s default, and moments (some hundred MB per task) are regenerated, not
+/// committed. They are keyed by the model, so no other model's moments change.
+pub fn measure_on_first_use(dir: &Path, model: &Path, task: Task, threads: i32, sha: &str, lineage: &[String]) -> anyhow::Result<()> {
+    if find_moments(dir, task, sha, lineage)?.is_some() {
         return Ok(());
     }
+    let path = moments_path(dir, task, sha);
     eprintln!(
         "slice: {} is missing; measuring the {task} activation moments the refit reads on {} (once; about 2 minutes for a 270M model on 2 cores)",
         path.display(),

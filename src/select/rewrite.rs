@@ -251,9 +251,9 @@ pub fn slice_model_with(req: &SliceRequest, variant: &SliceVariant, fit: &FitTex
                 if let Some(why) = super::variant::down_bias_unread(&info) {
                     bail!("--compensate refit writes {why}");
                 }
-                crate::eval::moments::measure_on_first_use(dir, &req.model, *task, fit.threads)?;
+                crate::eval::moments::measure_on_first_use(dir, &req.model, *task, fit.threads, &fp.sha256, &crate::profile::ranking::lineage(&src))?;
             }
-            (keeps, Some(task.name().to_string()), None, Some(variant.selection_sha256(dir, *task)?))
+            (keeps, Some(task.name().to_string()), None, Some(variant.selection_sha256(dir, *task, &fp.sha256, &crate::profile::ranking::lineage(&src))?))
         }
         SliceSource::Random { seed } => {
             let mut rng = SplitMix64::new(*seed);

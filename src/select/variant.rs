@@ -31,7 +31,7 @@ use crate::gguf::{GgufFile, Value};
 use crate::model::ModelInfo;
 pub use crate::profile::ranking::Importance;
 use crate::profile::ranking::{check_model_lineage, model_ranking_path, read_ranking, read_raw_dir, signed_means, task_ranking_path, ModelFingerprint, Ranking};
-use crate::profile::moments::{moments_path, read_layer_moments};
+use crate::profile::moments::{find_moments, legacy_moments_path, moments_path, read_layer_moments};
 use crate::profile::sensitivity::{read_sensitivity, sensitivity_path, LayerSensitivity};
 use crate::tasks::Task;
 
@@ -392,9 +392,10 @@ impl SliceVariant {
     /// What a profile slice of this variant records as its profile
     /// (`selectinfer.profile_sha256`): the hash of the rankings it reads
     /// ([`super::rewrite::profile_sha256`]) and, for `--budget output`, of the
-    /// sensitivity file too, and for `--compensate refit` of the moments file, so that
-    /// a slice cut before these were measured again no longer matches them.
-    pub fn selection_sha256(&self, dir: &Path, task: Task) -> anyhow::Result<String> {
+    /// sensitivity file too, and for `--compensate refit` of the moments file the
+    /// model `sha` (converted from `lineage`) reads, so that a slice cut before these
+    /// were measured again no longer matches them.
+    pub fn selection_sha256(&self, dir: &Path, task: Task, sha: &str, lineage: &[String]) -> anyhow::Result<String> {
         let profile_dir = dir;
         let dir = self.importance.ranking_dir(dir);
         let rankings = super::rewrite::profile_sha256(&dir, task)?;
@@ -403,7 +404,7 @@ impl SliceVariant {
             h.push_str(&crate::util::hash::file_sha256(&sensitivity_path(&dir, task))?);
         }
         if self.compensation == Compensation::Refit {
-            let path = required_moments(profile_dir, task)?;
+            let path = required_moments(profile_dir, task, sha, lineage)?;
             h.push_str(&crate::util::hash::file_sha256(&path).with_context(|| format!("hashing {}", path.display()))?);
         }
         Ok(if h == rankings { rankings } else { crate::util::hash::sha256_hex(h.as_bytes()) })
@@ -460,10 +461,19 @@ impl SliceVariant {
             return crate::eval::computed::computed_refit(src, info, keeps, task, chain.text, self.computed_fit);
         }
         if self.compensation == Compensation::Refit {
-            let path = required_moments(dir, task)?;
+            let path = required_moments(dir, task, &fp.sha256, lineage)?;
             for (l, keep) in sparsified() {
                 let (header, moments) = read_layer_moments(&path, l)?;
                 check_model_lineage(&path, &header.model, fp, lineage)?;
+                ensure!(header.task == task, "{} holds {} moments, not {task}", path.display(), header.task);
+                ensure!(
+                    header.n_ff.iter().map(|&n| n as u64).eq(info.n_ff.iter().copied()),
+                    "{} describes FFN widths {:?}, but {} has {:?}",
+                    path.display(),
+                    header.n_ff,
+                    src.path.display(),
+                    info.n_ff
+                );
                 let (w, n_embd, n_ff) = crate::profile::weights::down_matrix(src, l)?;
                 let fit = super::refit::refit_down(&w, n_embd, n_ff, &keep.kept, &moments, super::refit::REFIT_DAMPING)
                     .with_context(|| format!("refitting layer {l} from {}", path.display()))?;
@@ -481,17 +491,19 @@ impl SliceVariant {
     }
 }
 
-/// The task's moments file, or an error naming the command that makes it.
-fn required_moments(dir: &Path, task: Task) -> anyhow::Result<std::path::PathBuf> {
-    let path = moments_path(dir, task);
-    if !path.exists() {
-        bail!(
-            "{} is missing: --compensate refit needs the task's activation moments (selectinfer profile moments -m MODEL {} --task {task})",
-            path.display(),
+/// The task's moments file for the model `sha` ([`find_moments`]), or an error
+/// naming the command that makes it.
+fn required_moments(dir: &Path, task: Task, sha: &str, lineage: &[String]) -> anyhow::Result<std::path::PathBuf> {
+    match find_moments(dir, task, sha, lineage)? {
+        Some(path) => Ok(path),
+        None => bail!(
+            "{} is missing (nor is there one of a file it was converted from, or a {} of this model): --compensate refit needs \
+             the task's activation moments (selectinfer profile moments -m MODEL {} --task {task})",
+            moments_path(dir, task, sha).display(),
+            legacy_moments_path(dir, task).display(),
             dir.display()
-        );
+        ),
     }
-    Ok(path)
 }
 
 /// W_down[:, dropped] x mean[dropped] of layer `l` (dropped = not in `kept`).
