@@ -255,10 +255,13 @@ fn chained_refit_fits_each_layer_on_the_slice_before_it() {
         let (model, profile, data) = common::translate_profile(dir.path(), arch);
         let (m, p, d) = (model.to_str().unwrap(), profile.to_str().unwrap(), data.to_str().unwrap());
         let slice = |comp: &str, out: &Path| {
-            let o = common::selectinfer(&[
-                "slice", "-m", m, "--profile", p, "--task", "translate", "--load", "0.6", "--static", "0.2", "--layers", "0..2", "--compensate", comp,
-                "--fit-data", d, "--fit-ctx", "64", "--fit-chunks", "3", "-t", "2", "-o", out.to_str().unwrap(),
-            ]);
+            let mut args = vec!["slice", "-m", m, "--profile", p, "--task", "translate", "--load", "0.6", "--static", "0.2", "--layers", "0..2", "--compensate", comp];
+            // The fit text's options apply to the chained refit only (the plain refit reads the moments).
+            if comp == "refit-chained" {
+                args.extend(["--fit-data", d, "--fit-ctx", "64", "--fit-chunks", "3"]);
+            }
+            args.extend(["-t", "2", "-o", out.to_str().unwrap()]);
+            let o = common::selectinfer(&args);
             assert!(o.status.success(), "{arch:?}: {}", common::text(&o).1);
         };
         let chained_path = dir.path().join("chained.gguf");
@@ -344,11 +347,12 @@ fn computed_refit_fits_prefill_and_decode_together() {
         let (model, profile, data) = common::translate_profile(dir.path(), arch);
         let (m, p, d) = (model.to_str().unwrap(), profile.to_str().unwrap(), data.to_str().unwrap());
         let slice = |comp: &str, share: &str, phi: &str, out: &Path| {
-            let args = [
-                "slice", "-m", m, "--profile", p, "--task", "translate", "--load", "0.6", "--static", "0.2", "--layers", "0..2", "--compensate", comp,
-                "--fit-compute", phi, "--fit-token-share", "0.2", "--fit-decode-share", share, "--fit-data", d, "--fit-ctx", "64", "--fit-chunks", "3",
-                "-t", "2", "-o", out.to_str().unwrap(),
-            ];
+            let mut args = vec!["slice", "-m", m, "--profile", p, "--task", "translate", "--load", "0.6", "--static", "0.2", "--layers", "0..2", "--compensate", comp];
+            // The computed fit's options apply to refit-computed only.
+            if comp == "refit-computed" {
+                args.extend(["--fit-compute", phi, "--fit-token-share", "0.2", "--fit-decode-share", share, "--fit-data", d, "--fit-ctx", "64", "--fit-chunks", "3"]);
+            }
+            args.extend(["-t", "2", "-o", out.to_str().unwrap()]);
             common::selectinfer(&args)
         };
         let path = dir.path().join("computed.gguf");

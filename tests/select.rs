@@ -213,6 +213,6 @@ fn slice_bad_input_is_a_clear_error_without_output() {
     common::assert_clean_failure(&["slice", "-m", m, "--profile", p, "--task", "qa", "-o", o], "task-qa.json: missing");
     let other = common::tiny_model(SynthArch::Gemma3);
     common::assert_clean_failure(&["slice", "-m", other.to_str().unwrap(), "--profile", p, "--task", "translate", "-o", o], "is a profile of tiny-Llama.gguf");
-    common::assert_clean_failure(&["slice", "-m", m, "--random", "-o", m], "is the input file");
+    common::assert_clean_failure(&["slice", "-m", m, "--random", "-o", m], "is the input --model");
     assert!(common::files_in(dir.path()).is_empty(), "nothing left behind");
 }

@@ -44,7 +44,7 @@ pub struct RunArgs {
     #[arg(long, default_value_t = 64)]
     pub gen_tokens: usize,
     /// Profile directory; raw statistics go to DIR/raw/.
-    #[arg(short, long, required = true)]
+    #[arg(short, long, required = true, value_hint = clap::ValueHint::DirPath)]
     pub output: Option<PathBuf>,
     #[command(flatten)]
     pub threads: super::opts::ThreadsArg,
