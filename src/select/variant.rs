@@ -362,6 +362,8 @@ impl SliceVariant {
             );
         }
         let s = read_sensitivity(&path)?;
+        ensure!(s.task == task, "{} holds the sensitivity of {}, not {task}", path.display(), s.task);
+        ensure!(s.importance == self.importance, "{} was measured with {} rankings, not {}", path.display(), s.importance.name(), self.importance.name());
         ensure!(
             s.model.n_ff == info.n_ff,
             "{} was measured on a model with FFN widths {:?}, not this one's {:?}",
