@@ -170,8 +170,9 @@ fn the_reported_overwrites_are_refused() {
     let d = dir.path();
     let p = |n: &str| d.join(n).display().to_string();
     std::fs::create_dir_all(d.join("prof/moments")).unwrap();
+    std::fs::create_dir_all(d.join("prof/sensitivity")).unwrap();
     std::fs::create_dir_all(d.join("exp")).unwrap();
-    for (f, text) in [("m.gguf", "model"), ("data.jsonl", "{}\n"), ("prof/task-qa.json", "{}"), ("prof/model.json", "{}"), ("prof/moments/qa.bin", "x"), ("r.csv", "a\n")] {
+    for (f, text) in [("m.gguf", "model"), ("data.jsonl", "{}\n"), ("prof/task-qa.json", "{}"), ("prof/model.json", "{}"), ("prof/moments/qa.bin", "x"), ("prof/sensitivity/qa.json", "{}"), ("r.csv", "a\n")] {
         std::fs::write(d.join(f), text).unwrap();
     }
     std::fs::write(d.join("exp/e.yaml"), "models: []\ntasks: []\nmethods: []\n").unwrap();
@@ -191,6 +192,7 @@ fn the_reported_overwrites_are_refused() {
         (strings(&["experiment", &p("exp/e.yaml"), "--dry-run", "--out-dir", &p("exp")]), "holds the input <FILE>"),
         (strings(&["chat", "-m", &p("m.gguf"), "--profile", &p("prof"), "--cache-dir", &p("prof/slices")]), "is inside the input folder --profile"),
         (strings(&["perplexity", "-m", &p("m.gguf"), "--out", &p("m.gguf")]), "is the input --model"),
+        (strings(&["profile", "sensitivity", &p("prof"), "-m", &p("m.gguf"), "--task", "qa", "--data", &p("prof/sensitivity/qa.json")]), "holds the input --data"),
         (strings(&["convert", &p("m.gguf"), "--to", "f16", "-o", &p("prof/../m.gguf")]), "is the input"),
     ];
     let failures: Vec<String> = cases.iter().filter_map(|(args, needle)| refused(d, args, needle)).collect();

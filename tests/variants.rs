@@ -513,7 +513,7 @@ fn output_budget_spends_the_same_bytes_by_measured_cost() {
     assert!(!sliced.exists());
     let out = common::selectinfer(&["profile", "sensitivity", "-m", m, "--task", "translate", "--data", d, "--ctx", "64", "--chunks", "3", "--load", "0.5", "--static", "0.2", p]);
     assert!(out.status.success(), "{}", common::text(&out).1);
-    let path = sensitivity_path(&pdir, Task::Translate);
+    let path = sensitivity_path(&pdir, Task::Translate, &common::sha256_of(&model));
     let mut s = read_sensitivity(&path).unwrap();
     assert_eq!((s.load, s.static_share, s.data.clone()), (0.5, 0.2, vec!["sens.jsonl".to_string()]));
     // Set the costs by hand so that the test knows them: layer 0 costs 30x layer 1.

@@ -242,7 +242,11 @@ fn measure_once(r: &Runner, m: &ModelSpec, pm: &PreparedModel, kind: &str, task:
 /// The task's per-layer output sensitivity (the default gamma 0.7, delta 0.3), which
 /// `--budget output` reads.
 fn measure_sensitivity(r: &Runner, m: &ModelSpec, pm: &PreparedModel, task: crate::tasks::Task, importance: crate::profile::ranking::Importance) -> anyhow::Result<()> {
-    let file = crate::profile::sensitivity::sensitivity_path(&importance.ranking_dir(&m.profile), task);
+    let dir = importance.ranking_dir(&m.profile);
+    if crate::profile::sensitivity::find_sensitivity(&dir, task, &pm.f16_sha256, &[])?.is_some() {
+        return Ok(());
+    }
+    let file = crate::profile::sensitivity::sensitivity_path(&dir, task, &pm.f16_sha256);
     measure_once(r, m, pm, "sensitivity", task, &file, &["--importance", importance.name()])
 }
 

@@ -41,20 +41,9 @@ pub fn legacy_moments_path(dir: &Path, task: Task) -> PathBuf {
 /// original), else the un-keyed file of an earlier version when its header names
 /// one of these models. `None` when there are none.
 pub fn find_moments(dir: &Path, task: Task, sha: &str, lineage: &[String]) -> anyhow::Result<Option<PathBuf>> {
-    for s in std::iter::once(sha).chain(lineage.iter().map(String::as_str)) {
-        let p = moments_path(dir, task, s);
-        if p.exists() {
-            return Ok(Some(p));
-        }
-    }
-    let legacy = legacy_moments_path(dir, task);
-    if legacy.exists() {
-        let h = read_moments_header(&legacy)?;
-        if h.task == task && (h.model.sha256 == sha || lineage.contains(&h.model.sha256)) {
-            return Ok(Some(legacy));
-        }
-    }
-    Ok(None)
+    // A legacy file of another task names no model here.
+    let model_of = |p: &Path| read_moments_header(p).map(|h| if h.task == task { h.model.sha256 } else { String::new() });
+    super::ranking::find_for_model(|s| moments_path(dir, task, s), legacy_moments_path(dir, task), model_of, sha, lineage)
 }
 
 /// The header line of a moments file.

@@ -32,7 +32,7 @@ use crate::model::ModelInfo;
 pub use crate::profile::ranking::Importance;
 use crate::profile::ranking::{check_model_lineage, model_ranking_path, read_ranking, read_raw_dir, signed_means, task_ranking_path, ModelFingerprint, Ranking};
 use crate::profile::moments::{find_moments, legacy_moments_path, moments_path, read_layer_moments};
-use crate::profile::sensitivity::{read_sensitivity, sensitivity_path, LayerSensitivity};
+use crate::profile::sensitivity::{find_sensitivity, read_sensitivity, sensitivity_path, LayerSensitivity};
 use crate::tasks::Task;
 
 /// How the loaded neurons are spread over layers.
@@ -315,7 +315,9 @@ impl SliceVariant {
 
     /// The sparsified range and each layer's load share before block rounding:
     /// `gamma` over `range` (uniform), or the [`allocate`]d widths for the same
-    /// bytes (sensitivity and output; need a profile).
+    /// bytes (sensitivity and output; need a profile, and output the sensitivity
+    /// measured on the model `sha`, converted from `lineage`).
+    #[allow(clippy::too_many_arguments)]
     pub fn layer_loads(
         &self,
         src: &GgufFile,
@@ -323,6 +325,8 @@ impl SliceVariant {
         range: Range<usize>,
         gamma: f64,
         profile: Option<(&Path, Task)>,
+        sha: &str,
+        lineage: &[String],
     ) -> anyhow::Result<(Range<usize>, Vec<f64>)> {
         if self.budget == Budget::Uniform {
             return Ok((range, vec![gamma; info.n_layer]));
@@ -336,7 +340,7 @@ impl SliceVariant {
         let base = self.ranking(dir, Some(task))?;
         let bytes = layer_ffn_bytes(src, info.n_layer);
         let weights = match self.budget {
-            Budget::Output => output_weights(&base, &self.sensitivity(dir, task, info)?),
+            Budget::Output => output_weights(&base, &self.sensitivity(dir, task, info, sha, lineage)?),
             _ => share_weights(&base),
         };
         let kept = allocate(&base, &weights, &info.n_ff, &bytes, &range, gamma, self.budget_floor);
@@ -349,10 +353,11 @@ impl SliceVariant {
         Ok((new_range, loads))
     }
 
-    /// The task's measured output sensitivity for this variant's ranking.
-    pub fn sensitivity(&self, dir: &Path, task: Task, info: &ModelInfo) -> anyhow::Result<LayerSensitivity> {
-        let path = sensitivity_path(&self.importance.ranking_dir(dir), task);
-        if !path.exists() {
+    /// The task's measured output sensitivity for this variant's ranking, measured
+    /// on the model `sha` (or a file it was converted from, `lineage`).
+    pub fn sensitivity(&self, dir: &Path, task: Task, info: &ModelInfo, sha: &str, lineage: &[String]) -> anyhow::Result<LayerSensitivity> {
+        let Some(path) = find_sensitivity(&self.importance.ranking_dir(dir), task, sha, lineage)? else {
+            let path = sensitivity_path(&self.importance.ranking_dir(dir), task, sha);
             bail!(
                 "{} is missing: --budget output needs the task's measured per-layer sensitivity \
                  (selectinfer profile sensitivity -m MODEL {} --task {task}{})",
@@ -360,8 +365,14 @@ impl SliceVariant {
                 dir.display(),
                 if self.importance == Importance::Contribution { " --importance contribution" } else { "" }
             );
-        }
+        };
         let s = read_sensitivity(&path)?;
+        ensure!(
+            s.model.sha256 == sha || lineage.contains(&s.model.sha256),
+            "{} was measured on {}, not on this model or a file it was converted from",
+            path.display(),
+            s.model.file
+        );
         ensure!(s.task == task, "{} holds the sensitivity of {}, not {task}", path.display(), s.task);
         ensure!(s.importance == self.importance, "{} was measured with {} rankings, not {}", path.display(), s.importance.name(), self.importance.name());
         ensure!(
@@ -403,7 +414,8 @@ impl SliceVariant {
         let rankings = super::rewrite::profile_sha256(&dir, task)?;
         let mut h = rankings.clone();
         if self.budget == Budget::Output {
-            h.push_str(&crate::util::hash::file_sha256(&sensitivity_path(&dir, task))?);
+            let path = find_sensitivity(&dir, task, sha, lineage)?.with_context(|| format!("no sensitivity of {task} in {}", dir.display()))?;
+            h.push_str(&crate::util::hash::file_sha256(&path)?);
         }
         if self.compensation == Compensation::Refit {
             let path = required_moments(profile_dir, task, sha, lineage)?;
