@@ -46,6 +46,21 @@ pub fn find_moments(dir: &Path, task: Task, sha: &str, lineage: &[String]) -> an
     super::ranking::find_for_model(|s| moments_path(dir, task, s), legacy_moments_path(dir, task), model_of, sha, lineage)
 }
 
+/// The task's moments file for the model `sha` ([`find_moments`]), or an error
+/// naming the command that makes it.
+pub fn required_moments(dir: &Path, task: Task, sha: &str, lineage: &[String]) -> anyhow::Result<PathBuf> {
+    match find_moments(dir, task, sha, lineage)? {
+        Some(path) => Ok(path),
+        None => bail!(
+            "{} is missing (nor is there one of a file it was converted from, or a {} of this model): --compensate refit needs \
+             the task's activation moments (selectinfer profile moments -m MODEL {} --task {task})",
+            moments_path(dir, task, sha).display(),
+            legacy_moments_path(dir, task).display(),
+            dir.display()
+        ),
+    }
+}
+
 /// The header line of a moments file.
 pub fn read_moments_header(path: &Path) -> anyhow::Result<MomentsHeader> {
     use std::io::BufRead;

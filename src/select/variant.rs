@@ -31,7 +31,7 @@ use crate::gguf::{GgufFile, Value};
 use crate::model::ModelInfo;
 pub use crate::profile::ranking::Importance;
 use crate::profile::ranking::{check_model_lineage, model_ranking_path, read_ranking, read_raw_dir, signed_means, task_ranking_path, ModelFingerprint, Ranking};
-use crate::profile::moments::{find_moments, legacy_moments_path, moments_path, read_layer_moments};
+use crate::profile::moments::{read_layer_moments, required_moments};
 use crate::profile::sensitivity::{find_sensitivity, read_sensitivity, sensitivity_path, LayerSensitivity};
 use crate::tasks::Task;
 
@@ -502,21 +502,6 @@ impl SliceVariant {
             out.biases.push((format!("blk.{l}.ffn_down.bias"), dropped_contribution(src, l, &keep.kept, &means[l])?));
         }
         Ok(out)
-    }
-}
-
-/// The task's moments file for the model `sha` ([`find_moments`]), or an error
-/// naming the command that makes it.
-fn required_moments(dir: &Path, task: Task, sha: &str, lineage: &[String]) -> anyhow::Result<std::path::PathBuf> {
-    match find_moments(dir, task, sha, lineage)? {
-        Some(path) => Ok(path),
-        None => bail!(
-            "{} is missing (nor is there one of a file it was converted from, or a {} of this model): --compensate refit needs \
-             the task's activation moments (selectinfer profile moments -m MODEL {} --task {task})",
-            moments_path(dir, task, sha).display(),
-            legacy_moments_path(dir, task).display(),
-            dir.display()
-        ),
     }
 }
 
