@@ -8,7 +8,10 @@
 //! ([`check_output_target`]). Temporary files are registered while they exist:
 //! SIGINT, SIGTERM or SIGHUP remove them ([`install_interrupt_cleanup`]), and the
 //! temporary files of a process that no longer runs are swept when the same
-//! target is written again.
+//! target is written again. Before any of this, [`guard`] refuses an output that
+//! is, or resolves to, one of the command's inputs.
+
+pub mod guard;
 
 use std::fs::{self, File};
 use std::io::{self, Seek, SeekFrom, Write};

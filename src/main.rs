@@ -1,15 +1,14 @@
 //! `selectinfer`: parse the command line, run it, map the outcome to an exit code
-//! (0 success, 1 error, 2 usage error from the parser).
+//! (0 success, 1 error, 2 usage error: from the parser, or an output that would
+//! overwrite an input).
 
 use std::process::ExitCode;
-
-use clap::Parser;
 
 fn main() -> ExitCode {
     // Before any thread starts: Ctrl-C and SIGTERM remove temporary files and memory groups.
     selectinfer::fsutil::install_interrupt_cleanup();
-    let args = selectinfer::cli::Args::parse();
-    match selectinfer::cli::run(args) {
+    let (args, paths) = selectinfer::cli::parse();
+    match selectinfer::cli::run(args, paths) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
             // A closed stdout (`selectinfer generate ... | head`) is not a failure.
@@ -17,6 +16,9 @@ fn main() -> ExitCode {
                 return ExitCode::SUCCESS;
             }
             eprintln!("selectinfer: error: {err:#}");
+            if err.chain().any(|e| e.is::<selectinfer::fsutil::guard::UsageError>()) {
+                return ExitCode::from(2);
+            }
             ExitCode::FAILURE
         }
     }

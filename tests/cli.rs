@@ -74,7 +74,7 @@ fn bad_input_is_a_clear_error_without_partial_output() {
     }
     let tiny = common::tiny_model(SynthArch::Llama);
     common::assert_clean_failure(&["convert", tiny.to_str().unwrap(), "--to", "q3_weird", "-o", &out], "invalid value 'q3_weird'");
-    common::assert_clean_failure(&["convert", tiny.to_str().unwrap(), "--to", "f16", "-o", tiny.to_str().unwrap()], "is the input file");
+    common::assert_clean_failure(&["convert", tiny.to_str().unwrap(), "--to", "f16", "-o", tiny.to_str().unwrap()], "is the input <MODEL>");
     assert_eq!(common::files_in(dir.path()), vec!["notgguf.gguf", "trunc.gguf"], "no output or temporary file left");
 }
 

@@ -129,7 +129,7 @@ fn chat_slices_with_the_refit_by_default_where_the_moments_were_measured() {
     let err = chat(&[]);
     assert!(err.contains("chat: slicing") && err.contains("selectinfer profile moments"), "{err}");
     assert_eq!(kinds(), vec![Compensation::None]);
-    assert!(!selectinfer::profile::moments::moments_path(&profile, selectinfer::tasks::Task::Translate).exists());
+    assert!(!selectinfer::profile::moments::moments_path(&profile, selectinfer::tasks::Task::Translate, &common::sha256_of(&model)).exists());
     // With them, the refit: another cached slice.
     moments(&model, &profile, &data);
     assert!(chat(&[]).contains("chat: slicing"));

@@ -220,3 +220,38 @@ fn disk_offload_needs_a_cap_below_the_model() {
     common::assert_clean_failure(&[&base[..], &["--mem-cap", "lots"]].concat(), "invalid value 'lots'");
     assert!(!csv.exists());
 }
+
+/// A dry run refuses every cell its child command would refuse: the decode bias
+/// or refit without a bias to shift or on a neuron-major slice, a budget floor
+/// outside [static, load] or without a per-layer budget, and a child option
+/// value the child's own parser refuses. Nothing is written.
+#[test]
+fn dry_run_refuses_what_the_children_would() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cases = [
+        ("{method: selectinfer, compute: 0.5, decode_bias: true}", "", "compensate: none writes none"),
+        ("{method: selectinfer, compute: 0.5, compensate: none, decode_refit: 1.0}", "", "compensate: none writes none"),
+        ("{method: selectinfer, compute: 0.5, compensate: refit, down_layout: neurons, decode_refit: 1.0}", "", "down_layout: neurons"),
+        ("{method: selectinfer, compute: 0.5, compensate: mean, down_layout: neurons, decode_bias: true}", "", "down_layout: neurons"),
+        ("{method: selectinfer, load: 0.5, budget: output, budget_floor: 0.9}", "", "budget_floor 0.9 is outside"),
+        ("{method: selectinfer, budget_floor: 0.5}", "", "budget_floor (only with budget"),
+        ("{method: reference}", "perplexity: {chunks: 1, ctx: 99999999999}\n", "is not a context length"),
+        ("{method: reference}", "perplexity: {chunks: 0}\n", "perplexity.chunks must be at least 1"),
+    ];
+    let mut failures = Vec::new();
+    for (i, (method, extra, needle)) in cases.iter().enumerate() {
+        let file = d.join(format!("e{i}.yaml"));
+        let text = format!(
+            "threads: 2\nmodels:\n  - {{name: m, synth: llama-3.2-1b, profile: {}}}\ntasks:\n  - {{task: qa, examples: 2}}\nmethods:\n  - {method}\n{extra}",
+            d.join("prof").display()
+        );
+        std::fs::write(&file, text).unwrap();
+        let out = experiment(d, &[file.to_str().unwrap(), "--dry-run", "--out-dir", d.join("out").to_str().unwrap()]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        if out.status.success() || !stderr.contains(needle) || d.join("out").exists() {
+            failures.push(format!("{method} {extra}: exit {:?}: {}", out.status.code(), stderr.trim()));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

@@ -14,6 +14,12 @@ fn write_outputs(path: &Path, rows: &[(String, String)]) {
     std::fs::write(path, lines.join("\n")).unwrap();
 }
 
+/// The evaluation examples of the bundled qa file.
+fn bundled_eval_examples() -> Vec<selectinfer::tasks::Example> {
+    let examples = read_examples(&common::repo_root().join(Task::Qa.bundled_data()), Task::Qa).unwrap();
+    Split::Eval.select(&examples).to_vec()
+}
+
 fn rows(o: &std::process::Output) -> Vec<serde_json::Value> {
     assert!(o.status.success(), "{}", common::text(o).1);
     common::text(o).0.lines().map(|l| serde_json::from_str(l).unwrap()).collect()
@@ -22,9 +28,7 @@ fn rows(o: &std::process::Output) -> Vec<serde_json::Value> {
 #[test]
 fn pair_scores_both_runs_and_their_paired_difference() {
     let dir = tempfile::tempdir().unwrap();
-    let data = common::repo_root().join(Task::Qa.bundled_data());
-    let examples = read_examples(&data, Task::Qa).unwrap();
-    let eval = &Split::Eval.select(&examples)[..40];
+    let eval = &bundled_eval_examples()[..40];
     // A answers every example with its first reference; B answers the even ones
     // so and the odd ones with nothing.
     let right: Vec<(String, String)> = eval.iter().map(|e| (e.id.clone(), e.references[0].clone())).collect();
@@ -65,4 +69,17 @@ fn pair_scores_both_runs_and_their_paired_difference() {
     foreign[3].0 = "no-such-id".into();
     write_outputs(&c, &foreign);
     common::assert_clean_failure(&["pair", c.to_str().unwrap(), c.to_str().unwrap(), "--task", "qa"], "example no-such-id is not in the evaluation split");
+}
+
+/// An id answered twice would count as two examples and narrow the intervals.
+#[test]
+fn pair_refuses_an_example_answered_twice() {
+    let dir = tempfile::tempdir().unwrap();
+    let eval = &bundled_eval_examples()[..4];
+    let mut rows: Vec<(String, String)> = eval.iter().map(|e| (e.id.clone(), e.references[0].clone())).collect();
+    rows.push(rows[0].clone());
+    let a = dir.path().join("a.jsonl");
+    write_outputs(&a, &rows);
+    let pa = a.to_str().unwrap();
+    common::assert_clean_failure(&["pair", pa, pa, "--task", "qa"], &format!("answers example {} more than once", eval[0].id));
 }

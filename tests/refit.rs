@@ -83,21 +83,22 @@ fn moments_and_refit_equal_an_independent_computation_on(arch: SynthArch) {
     // Without the moments, slice measures them first, as `profile moments` would (the
     // task's bundled profiling text, the model being sliced), says so, and slices.
     let refit_path = dir.path().join("refit.gguf");
+    let meta_sha = common::sha256_of(&model);
     let args = ["slice", "-m", m, "--profile", p, "--task", "translate", "--load", "0.6", "--compensate", "refit", "-t", "2", "-o", refit_path.to_str().unwrap()];
     let o = common::selectinfer(&args);
     assert!(o.status.success() && refit_path.exists(), "{}", common::text(&o).1);
     assert!(common::text(&o).1.contains("measuring the translate activation moments"), "{}", common::text(&o).1);
-    let first_use = std::fs::read(moments_path(&profile, Task::Translate)).unwrap();
-    std::fs::remove_file(moments_path(&profile, Task::Translate)).unwrap();
+    let first_use = std::fs::read(moments_path(&profile, Task::Translate, &meta_sha)).unwrap();
+    std::fs::remove_file(moments_path(&profile, Task::Translate, &meta_sha)).unwrap();
     let o = common::selectinfer(&["profile", "moments", "-m", m, "--task", "translate", "-t", "2", p]);
     assert!(o.status.success(), "{}", common::text(&o).1);
-    assert!(std::fs::read(moments_path(&profile, Task::Translate)).unwrap() == first_use, "first-use moments differ from `profile moments`'");
+    assert!(std::fs::read(moments_path(&profile, Task::Translate, &meta_sha)).unwrap() == first_use, "first-use moments differ from `profile moments`'");
 
     let out = common::selectinfer(&["profile", "moments", "-m", m, "--task", "translate", "--data", d, "--ctx", "64", "--chunks", "3", p]);
     assert!(out.status.success(), "{}", common::text(&out).1);
     let info = ModelInfo::read(&model).unwrap();
     let rows = recorded_rows(&model, &data, info.n_layer);
-    let file = moments_path(&profile, Task::Translate);
+    let file = moments_path(&profile, Task::Translate, &meta_sha);
     for (l, layer_rows) in rows.iter().enumerate() {
         let (header, mo) = read_layer_moments(&file, l).unwrap();
         assert_eq!(header.data, vec!["t.jsonl".to_string()]);
@@ -125,7 +126,7 @@ fn moments_and_refit_equal_an_independent_computation_on(arch: SynthArch) {
     assert_eq!(meta.variant.label(), "compensation=refit");
     // The slice records the moments it was fitted to beside the rankings.
     assert_ne!(meta.profile_sha256.as_deref(), Some(selectinfer::select::rewrite::profile_sha256(&profile, Task::Translate).unwrap().as_str()));
-    assert_eq!(meta.profile_sha256, Some(meta.variant.selection_sha256(&profile, Task::Translate).unwrap()));
+    assert_eq!(meta.profile_sha256, Some(meta.variant.selection_sha256(&profile, Task::Translate, &meta_sha, &[]).unwrap()));
 
     for (l, x) in rows.iter().enumerate() {
         let kept: Vec<usize> = meta.kept[l].as_ref().unwrap().iter().map(|&k| k as usize).collect();
@@ -254,10 +255,13 @@ fn chained_refit_fits_each_layer_on_the_slice_before_it() {
         let (model, profile, data) = common::translate_profile(dir.path(), arch);
         let (m, p, d) = (model.to_str().unwrap(), profile.to_str().unwrap(), data.to_str().unwrap());
         let slice = |comp: &str, out: &Path| {
-            let o = common::selectinfer(&[
-                "slice", "-m", m, "--profile", p, "--task", "translate", "--load", "0.6", "--static", "0.2", "--layers", "0..2", "--compensate", comp,
-                "--fit-data", d, "--fit-ctx", "64", "--fit-chunks", "3", "-t", "2", "-o", out.to_str().unwrap(),
-            ]);
+            let mut args = vec!["slice", "-m", m, "--profile", p, "--task", "translate", "--load", "0.6", "--static", "0.2", "--layers", "0..2", "--compensate", comp];
+            // The fit text's options apply to the chained refit only (the plain refit reads the moments).
+            if comp == "refit-chained" {
+                args.extend(["--fit-data", d, "--fit-ctx", "64", "--fit-chunks", "3"]);
+            }
+            args.extend(["-t", "2", "-o", out.to_str().unwrap()]);
+            let o = common::selectinfer(&args);
             assert!(o.status.success(), "{arch:?}: {}", common::text(&o).1);
         };
         let chained_path = dir.path().join("chained.gguf");
@@ -343,11 +347,12 @@ fn computed_refit_fits_prefill_and_decode_together() {
         let (model, profile, data) = common::translate_profile(dir.path(), arch);
         let (m, p, d) = (model.to_str().unwrap(), profile.to_str().unwrap(), data.to_str().unwrap());
         let slice = |comp: &str, share: &str, phi: &str, out: &Path| {
-            let args = [
-                "slice", "-m", m, "--profile", p, "--task", "translate", "--load", "0.6", "--static", "0.2", "--layers", "0..2", "--compensate", comp,
-                "--fit-compute", phi, "--fit-token-share", "0.2", "--fit-decode-share", share, "--fit-data", d, "--fit-ctx", "64", "--fit-chunks", "3",
-                "-t", "2", "-o", out.to_str().unwrap(),
-            ];
+            let mut args = vec!["slice", "-m", m, "--profile", p, "--task", "translate", "--load", "0.6", "--static", "0.2", "--layers", "0..2", "--compensate", comp];
+            // The computed fit's options apply to refit-computed only.
+            if comp == "refit-computed" {
+                args.extend(["--fit-compute", phi, "--fit-token-share", "0.2", "--fit-decode-share", share, "--fit-data", d, "--fit-ctx", "64", "--fit-chunks", "3"]);
+            }
+            args.extend(["-t", "2", "-o", out.to_str().unwrap()]);
             common::selectinfer(&args)
         };
         let path = dir.path().join("computed.gguf");

@@ -214,6 +214,33 @@ fn slice_bad_input_is_a_clear_error_without_output() {
     common::assert_clean_failure(&["slice", "-m", m, "--profile", p, "--task", "qa", "-o", o], "task-qa.json: missing");
     let other = common::tiny_model(SynthArch::Gemma3);
     common::assert_clean_failure(&["slice", "-m", other.to_str().unwrap(), "--profile", p, "--task", "translate", "-o", o], "is a profile of tiny-Llama.gguf");
-    common::assert_clean_failure(&["slice", "-m", m, "--random", "-o", m], "is the input file");
+    common::assert_clean_failure(&["slice", "-m", m, "--random", "-o", m], "is the input --model");
     assert!(common::files_in(dir.path()).is_empty(), "nothing left behind");
+}
+
+/// A source width edited in a neuron-major slice (it sets how many neurons
+/// `--compute` takes, and a wider one would compute every loaded neuron) is refused.
+#[test]
+fn an_edited_source_width_is_refused() {
+    use selectinfer::gguf::{GgufWriter, TensorSpec};
+    let dir = tempfile::tempdir().unwrap();
+    let sliced = dir.path().join("s.gguf");
+    let tiny = common::tiny_model(SynthArch::Llama);
+    let o = common::selectinfer(&[
+        "slice", "-m", tiny.to_str().unwrap(), "--random", "--load", "0.5", "--static", "0.25", "--layers", "0..2", "--down-layout", "neurons", "-o",
+        sliced.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", common::text(&o).1);
+    let g = GgufFile::read(&sliced).unwrap();
+    let mut md = g.metadata.clone();
+    md.retain(|(k, _)| k != "selectinfer.source_n_ff");
+    md.push(("selectinfer.source_n_ff".into(), Value::u32s([192, 999])));
+    let edited = dir.path().join("edited.gguf");
+    let mut w = GgufWriter::create(&edited, &md, g.tensors.iter().map(TensorSpec::from).collect()).unwrap();
+    for t in &g.tensors {
+        w.write_tensor(&g.read_tensor_data(t).unwrap()).unwrap();
+    }
+    w.finish().unwrap();
+    common::assert_clean_failure(&["inspect", edited.to_str().unwrap(), "--json"], "selectinfer.source_n_ff[1] names is 96");
+    assert!(SliceMeta::from_gguf(&GgufFile::read(&sliced).unwrap()).unwrap().is_some(), "the slice as written passes");
 }

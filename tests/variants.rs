@@ -514,7 +514,7 @@ fn output_budget_spends_the_same_bytes_by_measured_cost() {
     assert!(!sliced.exists());
     let out = common::selectinfer(&["profile", "sensitivity", "-m", m, "--task", "translate", "--data", d, "--ctx", "64", "--chunks", "3", "--load", "0.5", "--static", "0.2", p]);
     assert!(out.status.success(), "{}", common::text(&out).1);
-    let path = sensitivity_path(&pdir, Task::Translate);
+    let path = sensitivity_path(&pdir, Task::Translate, &common::sha256_of(&model));
     let mut s = read_sensitivity(&path).unwrap();
     assert_eq!((s.load, s.static_share, s.data.clone()), (0.5, 0.2, vec!["sens.jsonl".to_string()]));
     // Set the costs by hand so that the test knows them: layer 0 costs 30x layer 1.
@@ -552,7 +552,7 @@ fn output_budget_spends_the_same_bytes_by_measured_cost() {
     assert_eq!(meta.profile_sha256, Some(recorded(&path)));
     s.layers[1].cost = 0.02;
     std::fs::write(&path, serde_json::to_vec(&s).unwrap()).unwrap();
-    let now = meta.variant.selection_sha256(&pdir, Task::Translate).unwrap();
+    let now = meta.variant.selection_sha256(&pdir, Task::Translate, &meta.source_sha256, &[]).unwrap();
     assert_eq!(now, recorded(&path));
     assert_ne!(meta.profile_sha256, Some(now));
 }

@@ -28,8 +28,9 @@ pub struct BenchArgs {
     #[arg(long)]
     pub dense: Vec<PathBuf>,
     /// Computed shares phi to compare, comma-separated; a value at or above the
-    /// loaded share means dense (every loaded neuron).
-    #[arg(long = "compute-list", value_delimiter = ',', default_value = "1.0,0.7,0.55,0.4,0.3", value_parser = super::opts::parse_share)]
+    /// loaded share means dense (every loaded neuron). `--compute PHI` is the list
+    /// of that one share (give one or the other).
+    #[arg(long = "compute-list", value_delimiter = ',', default_value = "1.0,0.7,0.55,0.4,0.3", value_parser = super::opts::parse_share, conflicts_with = "compute")]
     pub compute_list: Vec<f64>,
     /// Prompt tokens per repetition (from the bundled wikitext-2 text).
     #[arg(long, default_value_t = 64, value_parser = super::opts::parse_count)]
@@ -143,7 +144,11 @@ pub fn run(a: BenchArgs) -> anyhow::Result<()> {
         let n_ctx = (prompt.len() + a.gen + 16) as u32;
         anyhow::ensure!(n_ctx <= model.n_ctx_train().max(512), "--prompt-tokens + --gen ({n_ctx}) exceed the context of {}", model.path().display());
         let gamma = crate::select::SliceMeta::from_gguf(model.gguf())?.map_or(1.0, |m| m.load);
-        let list = if *dense_only { vec![gamma] } else { a.compute_list.clone() };
+        let list = match (dense_only, a.compute.compute) {
+            (true, _) => vec![gamma],
+            (false, Some(phi)) => vec![phi],
+            (false, None) => a.compute_list.clone(),
+        };
         for phi in list {
             // phi at or above the loaded share gamma is dense: every loaded neuron.
             let dense = phi >= gamma - 1e-9;

@@ -297,7 +297,7 @@ fn resolve_model(a: &ChatArgs, task: Option<Task>, overhead: u64) -> anyhow::Res
 /// may not hold); the paper's selection otherwise, with a note naming the command.
 fn default_compensation(g: &crate::gguf::GgufFile, info: &ModelInfo, profile: &std::path::Path, task: Task) -> Compensation {
     match crate::select::variant::default_compensation(g, info, true) {
-        Ok(Compensation::Refit) if !crate::profile::moments::moments_path(profile, task).exists() => {
+        Ok(Compensation::Refit) if !has_moments(g, profile, task) => {
             eprintln!(
                 "chat: no compensation: the refit needs the {task} moments (selectinfer profile moments -m {} --task {task} {})",
                 g.path.display(),
@@ -311,6 +311,13 @@ fn default_compensation(g: &crate::gguf::GgufFile, info: &ModelInfo, profile: &s
             Compensation::None
         }
     }
+}
+
+/// Whether the profile holds the task's moments for the model `g` (or a file it
+/// was converted from).
+fn has_moments(g: &crate::gguf::GgufFile, profile: &std::path::Path, task: Task) -> bool {
+    let Ok(sha) = crate::util::hash::file_sha256(&g.path) else { return false };
+    crate::profile::moments::find_moments(profile, task, &sha, &crate::profile::ranking::lineage(g)).ok().flatten().is_some()
 }
 
 fn chat_with(a: &ChatArgs, model: &Model, messages: &mut Vec<(String, String)>) -> anyhow::Result<Next> {

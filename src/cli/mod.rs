@@ -9,14 +9,16 @@ mod experiment;
 pub mod generate;
 mod inspect;
 mod answers;
+pub mod applies;
 pub mod opts;
 mod pair;
+pub mod paths;
 mod perplexity;
 mod profile;
 mod slice;
 mod synth;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 /// What `selectinfer --help` says after the list of commands.
 const AFTER_HELP: &str = "\
@@ -75,9 +77,26 @@ pub enum Command {
     Synth(synth::SynthArgs),
 }
 
-/// Runs one parsed command line.
-pub fn run(args: Args) -> anyhow::Result<()> {
+/// Parses the command line (a usage error exits with status 2, as clap does, and so
+/// does a modifier without what it modifies, [`applies`]), with the paths it names
+/// ([`paths::declared`]).
+pub fn parse() -> (Args, crate::fsutil::guard::Paths) {
+    let matches = Args::command().get_matches();
+    for (mut cmd, m) in paths::levels(&matches) {
+        if let Some(why) = applies::unapplied(&cmd, &m) {
+            cmd.error(clap::error::ErrorKind::ArgumentConflict, why).exit();
+        }
+    }
+    let args = Args::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    (args, paths::declared(&matches))
+}
+
+/// Runs one parsed command line, after refusing any output that would overwrite
+/// one of its inputs (`paths`, with the inputs it reads without naming them).
+pub fn run(args: Args, mut paths: crate::fsutil::guard::Paths) -> anyhow::Result<()> {
     crate::engine::set_verbose(args.verbose);
+    paths::implicit_inputs(&args.command, &mut paths);
+    paths.check()?;
     match args.command {
         Command::Inspect(a) => inspect::run(a),
         Command::Generate(a) => generate::run(a),

@@ -54,6 +54,12 @@ pub fn run(a: PairArgs) -> anyhow::Result<()> {
     let data = crate::fsutil::bundled(&a.data.clone().unwrap_or_else(|| PathBuf::from(a.task.bundled_data())));
     let (outs_a, outs_b) = (read_outputs(&a.a)?, read_outputs(&a.b)?);
     ensure!(!outs_a.is_empty(), "{} holds no outputs", a.a.display());
+    for (path, outs) in [(&a.a, &outs_a), (&a.b, &outs_b)] {
+        let mut seen = std::collections::HashSet::new();
+        if let Some((id, _)) = outs.iter().find(|(id, _)| !seen.insert(id.as_str())) {
+            bail!("{} answers example {id} more than once; pair compares each example once (bootstrapping over copies would narrow the intervals)", path.display());
+        }
+    }
     ensure!(
         outs_a.len() == outs_b.len() && outs_a.iter().zip(&outs_b).all(|(x, y)| x.0 == y.0),
         "{} and {} do not answer the same examples in the same order ({} and {} outputs)",

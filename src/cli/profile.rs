@@ -51,7 +51,7 @@ pub struct RunArgs {
     #[arg(long, default_value_t = 64)]
     pub gen_tokens: usize,
     /// Profile directory; raw statistics go to DIR/raw/.
-    #[arg(short, long, required = true)]
+    #[arg(short, long, required = true, value_hint = clap::ValueHint::DirPath)]
     pub output: Option<PathBuf>,
     #[command(flatten)]
     pub threads: super::opts::ThreadsArg,
@@ -103,11 +103,13 @@ pub enum ProfileAction {
     /// output`: perplexity of the task's profiling text (its profiling split, each
     /// prompt with its first reference; never the evaluation split) with only that
     /// layer sliced at --load as `slice` would, against the whole model. Writes
-    /// DIR/sensitivity/TASK.json (DIR/contribution/sensitivity/ for that ranking).
+    /// DIR/sensitivity/TASK.SHA12.json, keyed by the measured model's sha256
+    /// (DIR/contribution/sensitivity/ for that ranking).
     Sensitivity(SensitivityArgs),
     /// Sum each layer's FFN activations a(t) and their products a(t) a(t)^T over
     /// the task's profiling text (its profiling split, each prompt with its first
-    /// reference), for `slice --compensate refit`. Writes DIR/moments/TASK.bin (some
+    /// reference), for `slice --compensate refit`. Writes DIR/moments/TASK.SHA12.bin,
+    /// keyed by the measured model's sha256 (some
     /// hundred MB for a 270M model; regenerated, not committed).
     Moments(MomentsArgs),
 }
@@ -254,7 +256,16 @@ fn merge(dir: &std::path::Path) -> anyhow::Result<()> {
 
 fn sensitivity(a: SensitivityArgs) -> anyhow::Result<()> {
     use crate::profile::sensitivity::sensitivity_path;
-    let out = sensitivity_path(&a.importance.ranking_dir(&a.dir), a.task);
+    let ranking_dir = a.importance.ranking_dir(&a.dir);
+    let folder = sensitivity_path(&ranking_dir, a.task, "").parent().map(std::path::Path::to_path_buf).unwrap_or_default();
+    let data = task_files(a.data, a.task);
+    // The folder it writes in may not hold a file it reads.
+    let mut paths = crate::fsutil::guard::Paths::default();
+    paths.input("--model", &a.model).output("(the sensitivity folder)", &folder, crate::fsutil::guard::Written::Dir);
+    data.iter().for_each(|d| {
+        paths.input("--data", crate::fsutil::bundled(d));
+    });
+    paths.check()?;
     let req = crate::eval::sensitivity::SensitivityRequest {
         model: a.model,
         profile: a.dir,
@@ -262,13 +273,15 @@ fn sensitivity(a: SensitivityArgs) -> anyhow::Result<()> {
         importance: a.importance,
         load: a.load,
         static_share: a.static_share,
-        data: task_files(a.data, a.task),
+        data,
         ctx: a.ctx as usize,
         chunks: a.chunks,
         threads: a.threads.get(),
         progress: true,
     };
     let s = crate::eval::sensitivity::measure(&req)?;
+    std::fs::create_dir_all(&folder).with_context(|| format!("creating {}", folder.display()))?;
+    let out = sensitivity_path(&ranking_dir, a.task, &s.model.sha256);
     ranking::write_json(&out, &s).with_context(|| format!("writing {}", out.display()))?;
     eprintln!("profile sensitivity: wrote {}", out.display());
     Ok(())

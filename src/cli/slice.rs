@@ -63,7 +63,7 @@ pub struct SliceArgs {
     pub budget: Budget,
     /// Least load share of any layer under --budget sensitivity or output (at least the phi
     /// that decode will compute).
-    #[arg(long, default_value_t = 0.4)]
+    #[arg(long, default_value_t = 0.4, value_parser = super::opts::parse_share)]
     pub budget_floor: f64,
     /// Compensation of the dropped neurons: none, or their mean contribution over the
     /// profiling tokens added back as an ffn_down bias, or refit: the kept ffn_down
@@ -150,6 +150,13 @@ pub fn run(a: SliceArgs) -> anyhow::Result<()> {
             })
         }
     };
+    if a.budget.is_per_layer() && a.budget_floor < a.static_share {
+        return Err(crate::fsutil::guard::UsageError(format!(
+            "--budget-floor {} is below --static {}: a layer kept at the floor would lose part of its static neurons; give a floor of at least --static",
+            a.budget_floor, a.static_share
+        ))
+        .into());
+    }
     let computed_fit = ComputedFit { compute: a.fit_compute, token_share: a.fit_token_share, decode_share: a.fit_decode_share };
     let variant = SliceVariant { importance: a.importance, budget: a.budget, budget_floor: a.budget_floor, compensation, secondary: a.secondary, computed_fit };
     if a.random && !variant.is_default() {

@@ -11,7 +11,8 @@ use anyhow::Context;
 use super::perplexity::{data_names, perplexity_observed, profiling_text};
 use crate::engine::{LoadOptions, Model};
 use crate::model::ModelInfo;
-use crate::profile::moments::{layer_bytes, layer_passes, moments_path, write_moments, MomentsHeader, MomentsObserver, MOMENTS_FORMAT};
+use crate::profile::moments::{find_moments, layer_bytes, layer_passes, moments_path, write_moments, MomentsHeader, MomentsObserver, MOMENTS_FORMAT};
+use crate::profile::ranking::ModelFingerprint;
 use crate::tasks::Task;
 
 /// What to measure.
@@ -38,11 +39,15 @@ pub const MOMENTS_PASS_BYTES: u64 = 4 << 30;
 pub const MOMENTS_PASS_BYTES_ENV: &str = "SELECTINFER_MOMENTS_PASS_BYTES";
 
 /// Runs the text through the model, summing every layer's activations (in as many
-/// passes as [`MOMENTS_PASS_BYTES`] needs), and writes the moments file `out`.
-pub fn measure_moments(req: &MomentsRequest, out: &Path) -> anyhow::Result<MomentsHeader> {
+/// passes as [`MOMENTS_PASS_BYTES`] needs), and writes the moments file that
+/// `out_for` names for the measured model; returns its header and path.
+pub fn measure_moments(req: &MomentsRequest, out_for: impl FnOnce(&ModelFingerprint) -> PathBuf) -> anyhow::Result<(MomentsHeader, PathBuf)> {
     use std::io::Write;
     let model = Model::load(&req.model, &LoadOptions::default())?;
     let info = ModelInfo::from_gguf(model.gguf())?;
+    let fingerprint = crate::profile::fingerprint(&req.model, &info)?;
+    let out = out_for(&fingerprint);
+    let out = out.as_path();
     let activation = info.require_gated_ffn().map_err(anyhow::Error::msg)?;
     let n_ff: Vec<usize> = info.n_ff.iter().map(|&n| n as usize).collect();
     let text = profiling_text(&req.data, req.task)?;
@@ -77,7 +82,7 @@ pub fn measure_moments(req: &MomentsRequest, out: &Path) -> anyhow::Result<Momen
     let header = MomentsHeader {
         format: MOMENTS_FORMAT.into(),
         task: req.task,
-        model: crate::profile::fingerprint(&req.model, &info)?,
+        model: fingerprint,
         data: data_names(&req.data),
         ctx: req.ctx,
         chunks,
@@ -85,7 +90,7 @@ pub fn measure_moments(req: &MomentsRequest, out: &Path) -> anyhow::Result<Momen
         n_ff,
     };
     write_moments(out, &header, body.path())?;
-    Ok(header)
+    Ok((header, out.to_path_buf()))
 }
 
 /// Chunk length and most chunks of `profile moments` (and of moments measured on
@@ -93,24 +98,24 @@ pub fn measure_moments(req: &MomentsRequest, out: &Path) -> anyhow::Result<Momen
 pub const MOMENTS_CTX: usize = 512;
 pub const MOMENTS_CHUNKS: usize = 16;
 
-/// Measures the moments and writes DIR/moments/TASK.bin (under a temporary name,
-/// renamed when complete).
+/// Measures the moments and writes DIR/moments/TASK.SHA12.bin, keyed by the
+/// measured model (under a temporary name, renamed when complete).
 pub fn write_task_moments(dir: &Path, req: &MomentsRequest) -> anyhow::Result<()> {
-    let out = moments_path(dir, req.task);
-    let header = measure_moments(req, &out)?;
+    let (header, out) = measure_moments(req, |model| moments_path(dir, req.task, &model.sha256))?;
     eprintln!("profile moments: {} tokens in {} chunks -> {}", header.tokens[0], header.chunks, out.display());
     Ok(())
 }
 
 /// The moments a refit slice reads, measured as `profile moments` would (the task's
-/// bundled profiling text, on the model being sliced) when the profile has none yet:
-/// the refit is `slice`'s default, and moments (some hundred MB per task) are
-/// regenerated, not committed.
-pub fn measure_on_first_use(dir: &Path, model: &Path, task: Task, threads: i32) -> anyhow::Result<()> {
-    let path = moments_path(dir, task);
-    if path.exists() {
+/// bundled profiling text, on the model being sliced, `sha`) when the profile has
+/// none of it or of the files it was converted from (`lineage`) yet: the refit is
+/// `slice`'s default, and moments (some hundred MB per task) are regenerated, not
+/// committed. They are keyed by the model, so no other model's moments change.
+pub fn measure_on_first_use(dir: &Path, model: &Path, task: Task, threads: i32, sha: &str, lineage: &[String]) -> anyhow::Result<()> {
+    if find_moments(dir, task, sha, lineage)?.is_some() {
         return Ok(());
     }
+    let path = moments_path(dir, task, sha);
     eprintln!(
         "slice: {} is missing; measuring the {task} activation moments the refit reads on {} (once; about 2 minutes for a 270M model on 2 cores)",
         path.display(),

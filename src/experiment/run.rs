@@ -206,7 +206,10 @@ pub fn prepare_file(r: &Runner, m: &ModelSpec, pm: &PreparedModel, prep: &Prep) 
                 let mut args = vec!["slice".into(), "-m".into(), source.display().to_string(), "--profile".into(), m.profile.display().to_string(), "--task".into(), task.name().into()];
                 args.extend(["--down-layout".into(), down.name().into()]);
                 args.extend(["--importance".into(), variant.importance.name().into(), "--compensate".into(), variant.compensation.name().into()]);
-                args.extend(["--budget".into(), variant.budget.name().into(), "--budget-floor".into(), variant.budget_floor.to_string()]);
+                args.extend(["--budget".into(), variant.budget.name().into()]);
+                if variant.budget.is_per_layer() {
+                    args.extend(["--budget-floor".into(), variant.budget_floor.to_string()]);
+                }
                 args.extend(["--secondary".into(), variant.secondary.name().into()]);
                 if variant.compensation == crate::select::variant::Compensation::RefitComputed {
                     let f = variant.computed_fit;
@@ -244,13 +247,20 @@ fn measure_once(r: &Runner, m: &ModelSpec, pm: &PreparedModel, kind: &str, task:
 /// The task's per-layer output sensitivity (the default gamma 0.7, delta 0.3), which
 /// `--budget output` reads.
 fn measure_sensitivity(r: &Runner, m: &ModelSpec, pm: &PreparedModel, task: crate::tasks::Task, importance: crate::profile::ranking::Importance) -> anyhow::Result<()> {
-    let file = crate::profile::sensitivity::sensitivity_path(&importance.ranking_dir(&m.profile), task);
+    let dir = importance.ranking_dir(&m.profile);
+    if crate::profile::sensitivity::find_sensitivity(&dir, task, &pm.f16_sha256, &[])?.is_some() {
+        return Ok(());
+    }
+    let file = crate::profile::sensitivity::sensitivity_path(&dir, task, &pm.f16_sha256);
     measure_once(r, m, pm, "sensitivity", task, &file, &["--importance", importance.name()])
 }
 
 /// The task's activation moments, which `--compensate refit` reads.
 fn measure_moments(r: &Runner, m: &ModelSpec, pm: &PreparedModel, task: crate::tasks::Task) -> anyhow::Result<()> {
-    measure_once(r, m, pm, "moments", task, &crate::profile::moments::moments_path(&m.profile, task), &[])
+    if crate::profile::moments::find_moments(&m.profile, task, &pm.f16_sha256, &[])?.is_some() {
+        return Ok(());
+    }
+    measure_once(r, m, pm, "moments", task, &crate::profile::moments::moments_path(&m.profile, task, &pm.f16_sha256), &[])
 }
 
 fn slice_args(load: f64, static_share: f64, layers: &Option<std::ops::Range<usize>>, out: &Path) -> Vec<String> {
@@ -288,7 +298,7 @@ fn slice_is_current(path: &Path, pm: &PreparedModel, source: &Path, prep: &Prep,
     let selection_ok = match prep {
         Prep::ProfileSlice { task, variant, .. } => {
             let dir = profile.expect("profile slices come with a profile");
-            meta.selection == "profile" && meta.variant == *variant && meta.profile_sha256 == Some(variant.selection_sha256(dir, *task)?)
+            meta.selection == "profile" && meta.variant == *variant && meta.profile_sha256 == Some(variant.selection_sha256(dir, *task, &source_sha256, &crate::profile::ranking::lineage(&GgufFile::read(source)?))?)
         }
         Prep::RandomSlice { seed, .. } => meta.selection == "random" && meta.random_seed == Some(*seed),
         _ => false,

@@ -7,12 +7,53 @@
 //! most load and at least static (unless the cell computes dynamic neurons
 //! only), sparsified layers inside the model's layers (when the model's layer
 //! count is known before running: an existing source file or a synthetic
-//! shape), at least one example, and threads in range.
+//! shape), at least one example, threads in range, a per-layer budget's floor
+//! between static and load, and the decode bias or refit only on a column-major
+//! slice with a bias (compensate: mean or refit). Then each cell's child
+//! command line (`eval`, `perplexity`) is parsed by the real command definitions,
+//! with their value checks and the options that apply only with others
+//! ([`crate::cli::applies`]), exactly as the child will parse it.
+
+use std::path::Path;
 
 use anyhow::bail;
 
 use super::config::{Cell, Experiment, Prep};
 use crate::model::ModelInfo;
+use crate::select::variant::Compensation;
+use crate::select::DownLayout;
+
+/// Parses a child's arguments as the child will; the error names the cell.
+fn child_parses(label: &str, args: Vec<String>) -> anyhow::Result<()> {
+    use clap::CommandFactory;
+    let argv = std::iter::once("selectinfer".to_string()).chain(args);
+    let matches = match crate::cli::Args::command().try_get_matches_from(argv) {
+        Ok(m) => m,
+        Err(e) => {
+            let text = e.to_string();
+            bail!("{label}: its child would refuse it: {}", text.lines().next().unwrap_or("").trim_start_matches("error: "))
+        }
+    };
+    for (cmd, m) in crate::cli::paths::levels(&matches) {
+        if let Some(why) = crate::cli::applies::unapplied(&cmd, &m) {
+            bail!("{label}: its child would refuse it: {why}");
+        }
+    }
+    Ok(())
+}
+
+/// The decode bias or refit of a cell needs a column-major profile slice with a down bias.
+fn check_decode_shift(label: &str, c: &Cell) -> anyhow::Result<()> {
+    let what = if c.decode_bias { "decode_bias" } else { "decode_refit" };
+    match &c.prep {
+        Prep::ProfileSlice { variant, .. } if variant.compensation == Compensation::None => {
+            bail!("{label}: {what} shifts the slice's ffn_down bias, and compensate: none writes none; give compensate: mean or refit")
+        }
+        Prep::ProfileSlice { down: DownLayout::Neurons, .. } => bail!("{label}: {what} reads ffn_down in llama.cpp's layout; down_layout: neurons stores it neuron-major"),
+        Prep::ProfileSlice { .. } => Ok(()),
+        _ => bail!("{label}: {what} needs a profile slice with an ffn_down bias (compensate: mean or refit)"),
+    }
+}
 
 /// Checks every cell of `e`; the error names the first bad cell and field.
 pub fn check(e: &Experiment, cells: &[Cell]) -> anyhow::Result<()> {
@@ -45,12 +86,27 @@ pub fn check(e: &Experiment, cells: &[Cell]) -> anyhow::Result<()> {
         if c.examples == 0 {
             bail!("{label}: examples is 0");
         }
+        if let Prep::ProfileSlice { variant, load, static_share, .. } = &c.prep {
+            let floor = variant.budget_floor;
+            if variant.budget.is_per_layer() && (floor > *load + 1e-9 || floor + 1e-9 < *static_share) {
+                bail!("{label}: budget_floor {floor} is outside [static (delta) {static_share}, load (gamma) {load}]");
+            }
+        }
+        if c.decode_bias || c.decode_refit.is_some() {
+            check_decode_shift(&label, c)?;
+        }
+        let call = super::child::EvalCall::new(c, m.file(&c.prep), c.examples);
+        child_parses(&label, call.args(Path::new("results.csv"), Some(Path::new("outputs.jsonl")), e.threads))?;
         let layers = slice.and_then(|s| s.2).or_else(|| c.compute_layers.clone());
         if let (Some(range), Some(n)) = (layers, n_layers[c.model]) {
             if range.end > n {
                 bail!("{label}: layers {}..{} go past the {n} layers of model {}", range.start, range.end, m.name);
             }
         }
+    }
+    for p in super::perplexity::ppl_cells(e, cells) {
+        let m = &e.models[p.model];
+        child_parses(&p.label(m), p.args(&m.file(&p.prep), &m.reference_path(), Path::new("perplexity.csv"), e.threads))?;
     }
     Ok(())
 }

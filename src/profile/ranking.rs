@@ -329,6 +329,29 @@ pub fn lineage(g: &crate::gguf::GgufFile) -> Vec<String> {
     g.get(LINEAGE_KEY).and_then(crate::gguf::Value::as_array).map_or_else(Vec::new, |a| a.iter().filter_map(|v| v.as_str().map(str::to_string)).collect())
 }
 
+/// The measurement a command on the model `sha` (converted from the files
+/// `lineage`) reads: the file keyed to it (`keyed(sha)`), else to a file it was
+/// converted from, else the un-keyed file of an earlier version (`legacy`) when
+/// the model it names (`model_of`) is one of these. `None` when there is none.
+pub fn find_for_model(
+    keyed: impl Fn(&str) -> PathBuf,
+    legacy: PathBuf,
+    model_of: impl FnOnce(&Path) -> anyhow::Result<String>,
+    sha: &str,
+    lineage: &[String],
+) -> anyhow::Result<Option<PathBuf>> {
+    if let Some(p) = std::iter::once(sha).chain(lineage.iter().map(String::as_str)).map(&keyed).find(|p| p.exists()) {
+        return Ok(Some(p));
+    }
+    if legacy.exists() {
+        let m = model_of(&legacy)?;
+        if m == sha || lineage.contains(&m) {
+            return Ok(Some(legacy));
+        }
+    }
+    Ok(None)
+}
+
 /// Metadata key of [`lineage`].
 pub const LINEAGE_KEY: &str = "selectinfer.lineage";
 

@@ -2,8 +2,9 @@
 //! the model's output, measured as the increase of the mean negative log-likelihood
 //! of the task's profiling text when only that layer is sliced at gamma and every
 //! other layer stays whole. `selectinfer profile sensitivity` writes one file per
-//! task (`DIR/sensitivity/<task>.json`, or under `DIR/contribution/` for the
-//! contribution ranking); `slice --budget output` reads it
+//! task and measured model (`DIR/sensitivity/<task>.<sha12>.json`, keyed like the
+//! moments, or under `DIR/contribution/` for the contribution ranking);
+//! `slice --budget output` reads it
 //! ([`crate::select::variant::Budget::Output`]). The measurement itself runs the
 //! engine and lives with the evaluation ([`crate::eval::sensitivity`]).
 
@@ -58,10 +59,25 @@ pub struct LayerSensitivity {
     pub layers: Vec<LayerCost>,
 }
 
-/// The sensitivity file of `task` in a ranking directory (the profile directory,
-/// or its `contribution/` for that ranking).
-pub fn sensitivity_path(ranking_dir: &Path, task: Task) -> PathBuf {
+/// The sensitivity file of `task` measured on the model with sha256 `model_sha`,
+/// in a ranking directory (the profile directory, or its `contribution/` for that
+/// ranking).
+pub fn sensitivity_path(ranking_dir: &Path, task: Task, model_sha: &str) -> PathBuf {
+    ranking_dir.join("sensitivity").join(format!("{task}.{}.json", &model_sha[..model_sha.len().min(12)]))
+}
+
+/// The un-keyed name of earlier versions (`sensitivity/<task>.json`): read only
+/// when it names the model, never written.
+pub fn legacy_sensitivity_path(ranking_dir: &Path, task: Task) -> PathBuf {
     ranking_dir.join("sensitivity").join(format!("{task}.json"))
+}
+
+/// The sensitivity file a slice of the model `sha` (converted from `lineage`)
+/// reads: measured on it, else on a file it was converted from, else the un-keyed
+/// file of an earlier version when it names one of these. `None` when there is none.
+pub fn find_sensitivity(ranking_dir: &Path, task: Task, sha: &str, lineage: &[String]) -> anyhow::Result<Option<PathBuf>> {
+    let model_of = |p: &Path| read_sensitivity(p).map(|s| s.model.sha256);
+    super::ranking::find_for_model(|s| sensitivity_path(ranking_dir, task, s), legacy_sensitivity_path(ranking_dir, task), model_of, sha, lineage)
 }
 
 /// Reads and checks a sensitivity file.

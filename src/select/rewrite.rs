@@ -214,11 +214,11 @@ pub fn slice_model_with(req: &SliceRequest, variant: &SliceVariant, fit: &FitTex
         SliceSource::Profile { dir, task } => Some((dir.as_path(), *task)),
         SliceSource::Random { .. } => None,
     };
-    let (range, base_loads) = variant.layer_loads(&src, &info, range, req.load, profile)?;
     let source_sha = match &req.source_sha256 {
         Some(sha) => sha.clone(),
         None => file_sha256(&req.model).with_context(|| format!("hashing {}", req.model.display()))?,
     };
+    let (range, base_loads) = variant.layer_loads(&src, &info, range, req.load, profile, &source_sha, &crate::profile::ranking::lineage(&src))?;
     // Per layer: the load share after rounding the kept width to whole blocks of
     // a quantized ffn_down (its columns are requantized in their own type).
     let loads: Vec<f64> = (0..info.n_layer)
@@ -251,9 +251,9 @@ pub fn slice_model_with(req: &SliceRequest, variant: &SliceVariant, fit: &FitTex
                 if let Some(why) = super::variant::down_bias_unread(&info) {
                     bail!("--compensate refit writes {why}");
                 }
-                crate::eval::moments::measure_on_first_use(dir, &req.model, *task, fit.threads)?;
+                crate::eval::moments::measure_on_first_use(dir, &req.model, *task, fit.threads, &fp.sha256, &crate::profile::ranking::lineage(&src))?;
             }
-            (keeps, Some(task.name().to_string()), None, Some(variant.selection_sha256(dir, *task)?))
+            (keeps, Some(task.name().to_string()), None, Some(variant.selection_sha256(dir, *task, &fp.sha256, &crate::profile::ranking::lineage(&src))?))
         }
         SliceSource::Random { seed } => {
             let mut rng = SplitMix64::new(*seed);

@@ -5,7 +5,9 @@
 //! selection that fits the file: the sliced layers inside `block_count`, one
 //! source width per layer, per sliced layer a kept list as long as the layer's
 //! tensors are wide, with distinct indices inside the source width, and a static
-//! set that is the kept list's prefix. A file that breaks any of these (edited by
+//! set that is the kept list's prefix, round(delta x the source width) long (so
+//! an edited source width, which sets how many neurons `--compute` takes, does
+//! not pass). A file that breaks any of these (edited by
 //! hand, or written by something else) is refused with the key and layer named.
 
 use std::collections::HashSet;
@@ -59,14 +61,14 @@ pub fn check(g: &GgufFile, meta: &SliceMeta) -> Result<(), String> {
             }
             continue;
         }
-        check_layer(g, l, width, source)?;
+        check_layer(g, l, width, source, meta.static_share)?;
     }
     Ok(())
 }
 
 /// One sliced layer: the raw lists (so that values beyond u32 are not silently
 /// truncated), their lengths, ranges, distinctness, and the static prefix.
-fn check_layer(g: &GgufFile, l: usize, width: u64, source: u64) -> Result<(), String> {
+fn check_layer(g: &GgufFile, l: usize, width: u64, source: u64, static_share: f64) -> Result<(), String> {
     let name = |what: &str| key(&format!("blk.{l}.{what}"));
     let raw = |what: &str| -> Result<Vec<u64>, String> {
         let k = name(what);
@@ -93,6 +95,17 @@ fn check_layer(g: &GgufFile, l: usize, width: u64, source: u64) -> Result<(), St
     }
     if stat.len() > kept.len() || kept[..stat.len()] != stat[..] {
         return Err(format!("{} is not the first {} entries of {} (static neurons are stored first)", name("static"), stat.len(), name("kept")));
+    }
+    // The slicer keeps round(delta x N) static neurons of the N source neurons (at most the kept ones).
+    let expected = super::plan::count(static_share, source as usize).min(kept.len());
+    if stat.len() != expected {
+        return Err(format!(
+            "{} has {} entries, but {} (delta) {static_share} of the {source} neurons {}[{l}] names is {expected}",
+            name("static"),
+            stat.len(),
+            key("static"),
+            key("source_n_ff")
+        ));
     }
     Ok(())
 }

@@ -31,8 +31,8 @@ use crate::gguf::{GgufFile, Value};
 use crate::model::ModelInfo;
 pub use crate::profile::ranking::Importance;
 use crate::profile::ranking::{check_model_lineage, model_ranking_path, read_ranking, read_raw_dir, signed_means, task_ranking_path, ModelFingerprint, Ranking};
-use crate::profile::moments::{moments_path, read_layer_moments};
-use crate::profile::sensitivity::{read_sensitivity, sensitivity_path, LayerSensitivity};
+use crate::profile::moments::{read_layer_moments, required_moments};
+use crate::profile::sensitivity::{find_sensitivity, read_sensitivity, sensitivity_path, LayerSensitivity};
 use crate::tasks::Task;
 
 /// How the loaded neurons are spread over layers.
@@ -315,7 +315,9 @@ impl SliceVariant {
 
     /// The sparsified range and each layer's load share before block rounding:
     /// `gamma` over `range` (uniform), or the [`allocate`]d widths for the same
-    /// bytes (sensitivity and output; need a profile).
+    /// bytes (sensitivity and output; need a profile, and output the sensitivity
+    /// measured on the model `sha`, converted from `lineage`).
+    #[allow(clippy::too_many_arguments)]
     pub fn layer_loads(
         &self,
         src: &GgufFile,
@@ -323,6 +325,8 @@ impl SliceVariant {
         range: Range<usize>,
         gamma: f64,
         profile: Option<(&Path, Task)>,
+        sha: &str,
+        lineage: &[String],
     ) -> anyhow::Result<(Range<usize>, Vec<f64>)> {
         if self.budget == Budget::Uniform {
             return Ok((range, vec![gamma; info.n_layer]));
@@ -336,7 +340,7 @@ impl SliceVariant {
         let base = self.ranking(dir, Some(task))?;
         let bytes = layer_ffn_bytes(src, info.n_layer);
         let weights = match self.budget {
-            Budget::Output => output_weights(&base, &self.sensitivity(dir, task, info)?),
+            Budget::Output => output_weights(&base, &self.sensitivity(dir, task, info, sha, lineage)?),
             _ => share_weights(&base),
         };
         let kept = allocate(&base, &weights, &info.n_ff, &bytes, &range, gamma, self.budget_floor);
@@ -349,10 +353,11 @@ impl SliceVariant {
         Ok((new_range, loads))
     }
 
-    /// The task's measured output sensitivity for this variant's ranking.
-    pub fn sensitivity(&self, dir: &Path, task: Task, info: &ModelInfo) -> anyhow::Result<LayerSensitivity> {
-        let path = sensitivity_path(&self.importance.ranking_dir(dir), task);
-        if !path.exists() {
+    /// The task's measured output sensitivity for this variant's ranking, measured
+    /// on the model `sha` (or a file it was converted from, `lineage`).
+    pub fn sensitivity(&self, dir: &Path, task: Task, info: &ModelInfo, sha: &str, lineage: &[String]) -> anyhow::Result<LayerSensitivity> {
+        let Some(path) = find_sensitivity(&self.importance.ranking_dir(dir), task, sha, lineage)? else {
+            let path = sensitivity_path(&self.importance.ranking_dir(dir), task, sha);
             bail!(
                 "{} is missing: --budget output needs the task's measured per-layer sensitivity \
                  (selectinfer profile sensitivity -m MODEL {} --task {task}{})",
@@ -360,8 +365,16 @@ impl SliceVariant {
                 dir.display(),
                 if self.importance == Importance::Contribution { " --importance contribution" } else { "" }
             );
-        }
+        };
         let s = read_sensitivity(&path)?;
+        ensure!(
+            s.model.sha256 == sha || lineage.contains(&s.model.sha256),
+            "{} was measured on {}, not on this model or a file it was converted from",
+            path.display(),
+            s.model.file
+        );
+        ensure!(s.task == task, "{} holds the sensitivity of {}, not {task}", path.display(), s.task);
+        ensure!(s.importance == self.importance, "{} was measured with {} rankings, not {}", path.display(), s.importance.name(), self.importance.name());
         ensure!(
             s.model.n_ff == info.n_ff,
             "{} was measured on a model with FFN widths {:?}, not this one's {:?}",
@@ -392,18 +405,20 @@ impl SliceVariant {
     /// What a profile slice of this variant records as its profile
     /// (`selectinfer.profile_sha256`): the hash of the rankings it reads
     /// ([`super::rewrite::profile_sha256`]) and, for `--budget output`, of the
-    /// sensitivity file too, and for `--compensate refit` of the moments file, so that
-    /// a slice cut before these were measured again no longer matches them.
-    pub fn selection_sha256(&self, dir: &Path, task: Task) -> anyhow::Result<String> {
+    /// sensitivity file too, and for `--compensate refit` of the moments file the
+    /// model `sha` (converted from `lineage`) reads, so that a slice cut before these
+    /// were measured again no longer matches them.
+    pub fn selection_sha256(&self, dir: &Path, task: Task, sha: &str, lineage: &[String]) -> anyhow::Result<String> {
         let profile_dir = dir;
         let dir = self.importance.ranking_dir(dir);
         let rankings = super::rewrite::profile_sha256(&dir, task)?;
         let mut h = rankings.clone();
         if self.budget == Budget::Output {
-            h.push_str(&crate::util::hash::file_sha256(&sensitivity_path(&dir, task))?);
+            let path = find_sensitivity(&dir, task, sha, lineage)?.with_context(|| format!("no sensitivity of {task} in {}", dir.display()))?;
+            h.push_str(&crate::util::hash::file_sha256(&path)?);
         }
         if self.compensation == Compensation::Refit {
-            let path = required_moments(profile_dir, task)?;
+            let path = required_moments(profile_dir, task, sha, lineage)?;
             h.push_str(&crate::util::hash::file_sha256(&path).with_context(|| format!("hashing {}", path.display()))?);
         }
         Ok(if h == rankings { rankings } else { crate::util::hash::sha256_hex(h.as_bytes()) })
@@ -460,10 +475,19 @@ impl SliceVariant {
             return crate::eval::computed::computed_refit(src, info, keeps, task, chain.text, self.computed_fit);
         }
         if self.compensation == Compensation::Refit {
-            let path = required_moments(dir, task)?;
+            let path = required_moments(dir, task, &fp.sha256, lineage)?;
             for (l, keep) in sparsified() {
                 let (header, moments) = read_layer_moments(&path, l)?;
                 check_model_lineage(&path, &header.model, fp, lineage)?;
+                ensure!(header.task == task, "{} holds {} moments, not {task}", path.display(), header.task);
+                ensure!(
+                    header.n_ff.iter().map(|&n| n as u64).eq(info.n_ff.iter().copied()),
+                    "{} describes FFN widths {:?}, but {} has {:?}",
+                    path.display(),
+                    header.n_ff,
+                    src.path.display(),
+                    info.n_ff
+                );
                 let (w, n_embd, n_ff) = crate::profile::weights::down_matrix(src, l)?;
                 let fit = super::refit::refit_down(&w, n_embd, n_ff, &keep.kept, &moments, super::refit::REFIT_DAMPING)
                     .with_context(|| format!("refitting layer {l} from {}", path.display()))?;
@@ -479,19 +503,6 @@ impl SliceVariant {
         }
         Ok(out)
     }
-}
-
-/// The task's moments file, or an error naming the command that makes it.
-fn required_moments(dir: &Path, task: Task) -> anyhow::Result<std::path::PathBuf> {
-    let path = moments_path(dir, task);
-    if !path.exists() {
-        bail!(
-            "{} is missing: --compensate refit needs the task's activation moments (selectinfer profile moments -m MODEL {} --task {task})",
-            path.display(),
-            dir.display()
-        );
-    }
-    Ok(path)
 }
 
 /// W_down[:, dropped] x mean[dropped] of layer `l` (dropped = not in `kept`).

@@ -217,3 +217,21 @@ fn prompt_rows(model: &Model, prompt: &str, n_batch: u32, last_batch: bool) -> V
     let r = rows.lock().unwrap().1.clone();
     r
 }
+
+/// Every file under `dir`, recursively, with its bytes (to check that a command
+/// changed nothing, or only what it should).
+pub fn files_under(dir: &Path) -> std::collections::BTreeMap<PathBuf, Vec<u8>> {
+    let mut out = std::collections::BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.insert(p.clone(), std::fs::read(&p).unwrap_or_default());
+            }
+        }
+    }
+    out
+}

@@ -227,6 +227,9 @@ impl TryFrom<RawMethodSpec> for MethodSpec {
         if variant_keys && !matches!(r.method, Method::DenseLoaded | Method::Selectinfer) {
             return refuse("importance, budget, budget_floor, compensate or secondary (only profile slices: dense-loaded, selectinfer)");
         }
+        if r.budget_floor.is_some() && !r.budget.is_some_and(|b| b.is_per_layer()) {
+            return refuse("budget_floor (only with budget: sensitivity or output)");
+        }
         if r.fit_decode_share.is_some() && r.compensate != Some(crate::select::variant::Compensation::RefitComputed) {
             return refuse("fit_decode_share (only with compensate: refit-computed)");
         }
