@@ -214,7 +214,8 @@ pub fn score_chunks(
     observer: Option<Box<dyn TensorObserver>>,
     mut also: impl FnMut(&[Token], &[Vec<f32>]) -> anyhow::Result<()>,
 ) -> anyhow::Result<Perplexity> {
-    let (n_chunks, n_ctx) = (chunks.len(), chunks.first().map_or(0, Vec::len));
+    ensure!(chunks.first().is_some_and(|c| c.len() >= 16), "perplexity needs at least one chunk of 16 or more tokens");
+    let (n_chunks, n_ctx) = (chunks.len(), chunks[0].len());
     let mut s = Session::new(model, SessionOptions { n_ctx: n_ctx as u32, n_batch: n_ctx as u32, threads, observer })?;
     let mut chunk_nll = Vec::with_capacity(n_chunks);
     let per_chunk = n_ctx - 1 - n_ctx / 2;
