@@ -255,3 +255,27 @@ fn dry_run_refuses_what_the_children_would() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// A Q4_K_M base keeps ffn_down columns in whole blocks of 256: on a model whose
+/// layers all round up to every neuron, the slice drops none and has no bias for
+/// decode_refit, which the dry run refuses (a wider model at the same load passes).
+#[test]
+fn dry_run_refuses_a_decode_refit_on_a_quantized_base_that_keeps_every_neuron() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let tiny = common::tiny_model(SynthArch::Llama);
+    let method = "{method: selectinfer, compute: 0.5, compensate: refit, base: q4_k_m, decode_refit: 1.0}";
+    let run = |model: &str| {
+        let file = d.join("e.yaml");
+        let text = format!("threads: 2\nmodels:\n  - {{name: m, {model}, profile: {}}}\ntasks:\n  - {{task: qa, examples: 2}}\nmethods:\n  - {method}\n", d.join("prof").display());
+        std::fs::write(&file, text).unwrap();
+        experiment(d, &[file.to_str().unwrap(), "--dry-run", "--out-dir", d.join("out").to_str().unwrap()])
+    };
+    // 192 neurons per layer: 0.7 x 192 rounds to the whole layer in blocks of 256.
+    let out = run(&format!("source: {}", tiny.display()));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && stderr.contains("keeps all its neurons") && !d.join("out").exists(), "{stderr}");
+    // 8192 neurons per layer: 5,632 kept, a bias to shift.
+    let out = run("synth: llama-3.2-1b");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+}

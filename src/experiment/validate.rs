@@ -42,9 +42,27 @@ fn child_parses(label: &str, args: Vec<String>) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The decode bias or refit of a cell needs a column-major profile slice with a down bias.
-fn check_decode_shift(label: &str, c: &Cell) -> anyhow::Result<()> {
+/// The decode bias or refit of a cell needs a column-major profile slice with a down
+/// bias. A quantized base keeps whole blocks of `ffn_down` columns (256 for Q4_K_M's
+/// K-quants, 32 for Q8_0), so where every sparsified layer of the model (`widths`,
+/// when known) rounds up to all its neurons, the slice drops none and writes no bias.
+fn check_decode_shift(label: &str, c: &Cell, widths: Option<&[u64]>) -> anyhow::Result<()> {
     let what = if c.decode_bias { "decode_bias" } else { "decode_refit" };
+    if let (Prep::ProfileSlice { base, down: DownLayout::Columns, load, layers, variant, .. }, Some(widths)) = (&c.prep, widths) {
+        let block = match base.quant() {
+            Some("q4_k_m") => 256,
+            Some(_) => 32,
+            None => 1,
+        };
+        let range = layers.clone().unwrap_or_else(|| crate::select::default_layer_range(widths.len()));
+        let drops = |l: usize| widths.get(l).is_some_and(|&n| crate::select::rewrite::block_rounded_load(*load, n as usize, block) < 1.0);
+        if block > 1 && !variant.budget.is_per_layer() && !range.clone().any(drops) {
+            bail!(
+                "{label}: {what} shifts the slice's ffn_down bias, but on base {} every sparsified layer keeps all its neurons (ffn_down columns are kept in whole blocks of {block}), so the slice has no bias",
+                base.name()
+            );
+        }
+    }
     match &c.prep {
         Prep::ProfileSlice { variant, .. } if variant.compensation == Compensation::None => {
             bail!("{label}: {what} shifts the slice's ffn_down bias, and compensate: none writes none; give compensate: mean or refit")
@@ -60,7 +78,7 @@ pub fn check(e: &Experiment, cells: &[Cell]) -> anyhow::Result<()> {
     if !(1..=crate::cli::opts::MAX_THREADS).contains(&e.threads) {
         bail!("threads is {}; give 1 to {}", e.threads, crate::cli::opts::MAX_THREADS);
     }
-    let n_layers: Vec<Option<usize>> = e.models.iter().map(model_layers).collect();
+    let widths: Vec<Option<Vec<u64>>> = e.models.iter().map(model_widths).collect();
     for c in cells {
         let m = &e.models[c.model];
         let label = c.label(&m.name);
@@ -93,12 +111,12 @@ pub fn check(e: &Experiment, cells: &[Cell]) -> anyhow::Result<()> {
             }
         }
         if c.decode_bias || c.decode_refit.is_some() {
-            check_decode_shift(&label, c)?;
+            check_decode_shift(&label, c, widths[c.model].as_deref())?;
         }
         let call = super::child::EvalCall::new(c, m.file(&c.prep), c.examples);
         child_parses(&label, call.args(Path::new("results.csv"), Some(Path::new("outputs.jsonl")), e.threads))?;
         let layers = slice.and_then(|s| s.2).or_else(|| c.compute_layers.clone());
-        if let (Some(range), Some(n)) = (layers, n_layers[c.model]) {
+        if let (Some(range), Some(n)) = (layers, widths[c.model].as_ref().map(Vec::len)) {
             if range.end > n {
                 bail!("{label}: layers {}..{} go past the {n} layers of model {}", range.start, range.end, m.name);
             }
@@ -111,13 +129,14 @@ pub fn check(e: &Experiment, cells: &[Cell]) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The layer count of a model known before running: its source file's, or its
-/// synthetic shape's.
-fn model_layers(m: &super::config::ModelSpec) -> Option<usize> {
+/// The FFN width of each layer of a model, known before running: its source
+/// file's, or its synthetic shape's.
+fn model_widths(m: &super::config::ModelSpec) -> Option<Vec<u64>> {
     if let Some(src) = m.source.as_ref().filter(|p| p.exists()) {
-        return ModelInfo::read(src).ok().map(|i| i.n_layer);
+        return ModelInfo::read(src).ok().map(|i| i.n_ff);
     }
     let shape = m.synth.as_deref()?;
     let shape = <crate::synth::Shape as clap::ValueEnum>::from_str(shape, true).ok()?;
-    Some(shape.spec(crate::gguf::GgmlType::F16, 1).n_layer)
+    let spec = shape.spec(crate::gguf::GgmlType::F16, 1);
+    Some((0..spec.n_layer).map(|l| spec.n_ff[l.min(spec.n_ff.len() - 1)] as u64).collect())
 }
