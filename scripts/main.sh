@@ -1,18 +1,44 @@
 #!/usr/bin/env bash
-# The README's main job: set up, build, then the quick experiment on Gemma-3-270M
-# (experiments/quick.yaml): the reference, SelectInfer at the paper's defaults,
-# CoreInfer, random loading and Q4_K_M on 30 qa, 30 translate and 20 summarize
-# examples, every score with its 95% bootstrap interval and each method's paired
-# difference to the reference, and each file's perplexity on wikitext-2 and on the
-# task's evaluation text. About 18 minutes on 2 cores after the build (the
-# estimate is in quick.yaml). Output: results/quick-local/ (README.md with the
-# tables, results.csv, perplexity.csv, plots); re-running resumes.
+# The README's main job: set up, build, then the comparison of issue #39 in small on
+# the real 1.5B model, Qwen2.5-Coder-1.5B-Instruct Q4_K_M:
+#   1. experiments/quick-qwen2.5-1.5b.yaml: the dense Q4_K_M file (the reference)
+#      against SelectInfer on that file at the paper's point (gamma 0.7, phi 0.4)
+#      and at gamma 0.85 / phi 0.65, on 40 qa, 40 translate and 20 summarize
+#      examples, every score with its 95% bootstrap interval and each method's
+#      paired difference to the dense file;
+#   2. speed and memory in one round-robin run (`selectinfer bench --processes`,
+#      each repetition in its own process): the dense file, and the experiment's qa
+#      slices dense and at their computed share; stock llama.cpp's client on the
+#      same file too when it is built (scripts/stock/build.sh, about 6 minutes; set
+#      SELECTINFER_STOCK=1 to build it here).
+# About 35 minutes on 2 cores after the build (the estimate is in the experiment
+# file). Output: results/quick-local/ (README.md with the tables, results.csv,
+# plots, bench.md); re-running resumes the experiment and measures speed again.
+# The Gemma-3-270M quick check is `selectinfer experiment experiments/quick.yaml`.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 . scripts/env.sh
-SELECTINFER_MODELS=${SELECTINFER_MODELS:-gemma3} scripts/setup.sh
+SELECTINFER_MODELS=${SELECTINFER_MODELS:-qwen2.5-1.5b} scripts/setup.sh
 cargo build --release --locked
-"$SELECTINFER_BIN" experiment experiments/quick.yaml --out-dir "${QUICK_OUT:-results/quick-local}"
+out=${QUICK_OUT:-results/quick-local}
+"$SELECTINFER_BIN" experiment experiments/quick-qwen2.5-1.5b.yaml --out-dir "$out"
+
+stock=()
+if [ "${SELECTINFER_STOCK:-0}" = 1 ]; then
+    stock=(--stock "$(scripts/stock/build.sh)")
+elif [ -x "${SELECTINFER_STOCK_DIR:-$HOME/.cache/selectinfer/stock}/bin/stock_bench" ]; then
+    stock=(--stock "${SELECTINFER_STOCK_DIR:-$HOME/.cache/selectinfer/stock}/bin/stock_bench")
+fi
+dense=models/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf
+{
+    echo "# Speed and memory: one round-robin run, $(date -u +%F), $(nproc) cores, commit $(git rev-parse --short HEAD)"
+    echo
+    "$SELECTINFER_BIN" bench --dense "$dense" "${stock[@]}" \
+        -m models/qwen2.5-1.5b.source.qa-load0.7.neurons.gguf \
+        -m models/qwen2.5-1.5b.source.qa-load0.85.neurons.gguf \
+        --compute-list 1.0,0.65,0.4 --prompt-tokens 128 --gen 64 --reps 3 -t 2 --processes
+} >"$out/bench.md.tmp"
+mv "$out/bench.md.tmp" "$out/bench.md"
 echo
-cat "${QUICK_OUT:-results/quick-local}/README.md"
+cat "$out/README.md" "$out/bench.md"

@@ -297,10 +297,13 @@ fn one_token_out_prod_kernels_equal_the_dequantizing_prefill_path() {
     }
 }
 
-/// Patch 0011: a neuron-major slice's FFN weights stay in file layout even where
-/// llama.cpp repacks their type for its CPU kernels (Q4_K rows in multiples of 8 on
-/// AVX2 / AVX-512 / ARM), so --compute reorders them in place: the same widths in
-/// the column layout are repacked on such CPUs and computed from a copy.
+/// A neuron-major slice of a type llama.cpp repacks for its CPU kernels (Q4_K rows
+/// in multiples of 8 on AVX2 / AVX-512 / ARM): its ffn_down stays in file layout
+/// (patch 0011: out_prod reads it), its gate and up are repacked, and --compute
+/// reorders both in place (engine::interleave swaps rows of the repacked groups):
+/// no copy, the computed count rounded up to whole groups of 8, and decode equal to
+/// the gathered copy of the same neurons (unrepacked kernels: only the summation
+/// order differs).
 #[test]
 fn a_neuron_major_slice_of_a_repacked_type_is_reordered_in_place() {
     let src = source(SynthArch::Llama, true, TargetType::Q4KM, "wide-q4_k_m");
@@ -311,13 +314,41 @@ fn a_neuron_major_slice_of_a_repacked_type_is_reordered_in_place() {
     for l in 0..2 {
         assert_eq!(model.ffn_in_place(l), Ok(()), "layer {l}");
     }
+    let repacked = model.host_tensor_bytes("blk.0.ffn_gate.weight").is_none();
+    assert!(model.host_tensor_bytes("blk.0.ffn_down.weight").is_some(), "the neuron-major ffn_down stays in file layout");
+    eprintln!("this CPU {} Q4_K weights", if repacked { "repacks" } else { "does not repack" });
+    let group = if repacked { 8 } else { 1 };
+    for l in 0..2 {
+        assert_eq!(model.ffn_row_group(l), group, "layer {l}");
+    }
     let plan = ComputePlan::for_model(model.gguf(), &ComputeOptions { compute: 0.4, token_share: 0.2, layers: None, no_static: false }).unwrap();
     assert_eq!(SelectiveSession::new(&model, plan, opts()).unwrap().layout(), Layout::InPlace);
-    let (_, _, copied) = selective(&model, Layout::InPlace, 0.4, false);
+    let (in_place, sets, copied) = selective(&model, Layout::InPlace, 0.4, false);
     assert_eq!(copied, 0);
-    // Whether this CPU repacks Q4_K at all: the column slice's gate weights leave host
-    // memory in file layout where it does (then the test above is the regression check).
+    // round(0.4 x 512) = 205 computed, 208 in whole groups of 8.
+    for set in sets.iter().flatten() {
+        assert_eq!(set.len(), if repacked { 208 } else { 205 });
+    }
+    // The same neurons gathered into a copy (plain Q4_K rows), decoded the same way.
+    let copy_model = Model::load(&neurons, &LoadOptions::default()).unwrap();
+    let (copy, copy_sets, copy_bytes) = selective_sets(&copy_model, &sets);
+    assert!(copy_bytes > 0);
+    assert_eq!(copy_sets, sets);
+    let diff = max_rel_diff(&in_place, &copy);
+    assert!(diff <= 2e-3, "repacked in place against the copy: relative diff {diff}");
+    let dense = max_rel_diff(&in_place, &selective(&model, Layout::InPlace, 0.75, false).0);
+    assert!(dense > 10.0 * diff.max(1e-6), "phi 0.4 hardly differs from every neuron ({dense}): nothing was checked");
+    // The column layout of the same widths: repacked gate/up and a repacked
+    // ffn_down, whose columns cannot be swapped: a copy.
     let plain = Model::load(&columns, &LoadOptions::default()).unwrap();
-    let repacked = plain.host_tensor_bytes("blk.0.ffn_gate.weight").is_none();
-    eprintln!("this CPU {} Q4_K weights", if repacked { "repacks" } else { "does not repack" });
+    assert_eq!(plain.host_tensor_bytes("blk.0.ffn_gate.weight").is_none(), repacked);
+}
+
+/// Decode with the copy layout computing exactly `sets` (the first prompt's sets of
+/// another session): the selection is redone on the same prompt, then checked.
+fn selective_sets(model: &Model, sets: &[Option<Vec<u32>>]) -> (Vec<Vec<f32>>, Vec<Option<Vec<u32>>>, usize) {
+    let n = sets.iter().flatten().map(Vec::len).max().unwrap();
+    let n_orig = 512.0;
+    let (out, got, bytes) = selective(model, Layout::Copy, n as f64 / n_orig, false);
+    (out, got, bytes)
 }

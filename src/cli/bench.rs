@@ -47,33 +47,93 @@ pub struct BenchArgs {
     pub json: super::opts::JsonArg,
     #[command(flatten)]
     pub compute: ComputeArgs,
+    /// Run each repetition of each setting in its own process (this command
+    /// again), still round-robin, and report each setting's peak resident memory
+    /// (median over its repetitions) beside its speed.
+    #[arg(long)]
+    pub processes: bool,
+    /// Stock llama.cpp's timing client (`scripts/stock/build.sh` builds it and
+    /// prints its path): time every --dense file under unmodified llama.cpp too, in
+    /// the same round-robin run, with the same prompt and generation (implies
+    /// --processes).
+    #[arg(long, value_name = "STOCK_BENCH")]
+    pub stock: Option<PathBuf>,
+    /// Internal (--processes): run only this setting, once, and print its JSON.
+    #[arg(long, hide = true)]
+    pub only_setting: Option<usize>,
 }
 
 /// One setting's result.
-#[derive(Debug, serde::Serialize)]
-struct BenchRecord {
-    model: String,
-    compute: f64,
-    dense: bool,
-    prefill_tps: f64,
-    decode_tps: f64,
-    speedup: f64,
-    ideal_speedup: f64,
-    bytes_per_token: u64,
-    select_ms: f64,
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub(super) struct BenchRecord {
+    /// `selectinfer`, or `stock llama.cpp` (--stock).
+    #[serde(default = "selectinfer")]
+    pub(super) engine: String,
+    pub(super) model: String,
+    pub(super) compute: f64,
+    pub(super) dense: bool,
+    pub(super) prefill_tps: f64,
+    pub(super) decode_tps: f64,
+    pub(super) speedup: f64,
+    pub(super) ideal_speedup: f64,
+    pub(super) bytes_per_token: u64,
+    pub(super) select_ms: f64,
     /// `in-place` (prefix views of the reordered weights), `copy` (gathered
     /// buffer) or `dense`.
-    layout: String,
+    pub(super) layout: String,
     /// Tensor bytes of the file.
-    weight_bytes: u64,
+    pub(super) weight_bytes: u64,
     /// Bytes of gathered copies of computed neurons (0 in place).
-    copy_bytes: usize,
-    computed_neurons: usize,
-    loaded_neurons: usize,
-    reps: usize,
-    prompt_tokens: usize,
-    gen_tokens: usize,
-    threads: i32,
+    pub(super) copy_bytes: usize,
+    pub(super) computed_neurons: usize,
+    pub(super) loaded_neurons: usize,
+    pub(super) reps: usize,
+    pub(super) prompt_tokens: usize,
+    pub(super) gen_tokens: usize,
+    pub(super) threads: i32,
+    /// Peak resident memory of the setting's own process (median over its
+    /// repetitions; --processes / --stock only).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub(super) peak_rss_bytes: Option<u64>,
+}
+
+fn selectinfer() -> String {
+    "selectinfer".into()
+}
+
+/// One setting of a run: a file and the share of its neurons decode computes.
+#[derive(Debug, Clone)]
+pub(super) struct Spec {
+    pub(super) file: PathBuf,
+    pub(super) phi: f64,
+    /// Every loaded neuron (phi at or above the file's loaded share).
+    pub(super) dense: bool,
+    /// Timed by stock llama.cpp's client instead (--stock).
+    pub(super) stock: bool,
+}
+
+/// The run's settings in order, from the files' headers: each --dense file dense,
+/// then each under stock llama.cpp (--stock), then each --model file at every
+/// share. The first is the anchor of every speedup.
+pub(super) fn specs(a: &BenchArgs) -> anyhow::Result<Vec<Spec>> {
+    let mut out = Vec::new();
+    for (p, dense_only) in a.dense.iter().map(|p| (p, true)).chain(a.model.iter().map(|p| (p, false))) {
+        let g = GgufFile::read(p).with_context(|| format!("cannot load {}", p.display()))?;
+        let gamma = crate::select::SliceMeta::from_gguf(&g)?.map_or(1.0, |m| m.load);
+        let list = match (dense_only, a.compute.compute) {
+            (true, _) => vec![gamma],
+            (false, Some(phi)) => vec![phi],
+            (false, None) => a.compute_list.clone(),
+        };
+        // phi at or above the loaded share gamma is dense: every loaded neuron.
+        out.extend(list.into_iter().map(|phi| Spec { file: p.clone(), phi, dense: phi >= gamma - 1e-9, stock: false }));
+    }
+    if a.stock.is_some() {
+        let at = a.dense.len();
+        let stock: Vec<Spec> = a.dense.iter().map(|p| Spec { file: p.clone(), phi: 1.0, dense: true, stock: true }).collect();
+        out.splice(at..at, stock);
+    }
+    Ok(out)
 }
 
 /// Weight bytes one decode step reads: every tensor but the token embedding (one
@@ -109,18 +169,42 @@ pub fn run(a: BenchArgs) -> anyhow::Result<()> {
     anyhow::ensure!(a.reps >= 1, "--reps must be at least 1");
     anyhow::ensure!(a.gen >= 2, "--gen must be at least 2 (decode speed counts the steps after the first token)");
     anyhow::ensure!(a.prompt_tokens >= 1, "--prompt-tokens must be at least 1");
-    let threads = a.threads.get();
-    let text = BENCH_TEXT;
-    // About 40 bytes per token is plenty; cut on a character boundary.
-    let cut = (0..=text.len().min(40 * a.prompt_tokens)).rev().find(|&i| text.is_char_boundary(i)).unwrap_or(0);
-    let opts = GenerateOptions { max_tokens: a.gen, ignore_eog: true, ..Default::default() };
     anyhow::ensure!(!a.model.is_empty() || !a.dense.is_empty(), "give at least one --model or --dense file");
-    // (file, dense only), dense files first: the first setting is the anchor.
-    let files: Vec<(&PathBuf, bool)> = a.dense.iter().map(|p| (p, true)).chain(a.model.iter().map(|p| (p, false))).collect();
-    let models: Vec<(Model, bool)> = files
-        .iter()
-        .map(|&(p, dense_only)| Model::load(p, &LoadOptions::default()).map(|m| (m, dense_only)).with_context(|| format!("cannot load {}", p.display())))
-        .collect::<anyhow::Result<_>>()?;
+    anyhow::ensure!(a.stock.is_none() || !a.dense.is_empty(), "--stock times the --dense files under stock llama.cpp: give at least one --dense file");
+    let specs = specs(&a)?;
+    if let Some(i) = a.only_setting {
+        let spec = specs.get(i).with_context(|| format!("--only-setting {i}: the run has {} settings", specs.len()))?;
+        let records = in_process(&a, std::slice::from_ref(spec), 1)?;
+        println!("{}", serde_json::to_string(&records[0])?);
+        return Ok(());
+    }
+    let records = if a.processes || a.stock.is_some() {
+        super::bench_processes::run(&a, &specs, BENCH_TEXT)?
+    } else {
+        in_process(&a, &specs, a.reps)?
+    };
+    print_records(&a, &records)
+}
+
+/// The benchmark prompt's text: the first `prompt_tokens` tokens are about 40
+/// bytes each at most; cut on a character boundary.
+pub(super) fn prompt_text(prompt_tokens: usize) -> &'static str {
+    let text = BENCH_TEXT;
+    let cut = (0..=text.len().min(40 * prompt_tokens)).rev().find(|&i| text.is_char_boundary(i)).unwrap_or(0);
+    &text[..cut]
+}
+
+/// Times `specs` in this process, `reps` repetitions round-robin.
+fn in_process(a: &BenchArgs, specs: &[Spec], reps: usize) -> anyhow::Result<Vec<BenchRecord>> {
+    let threads = a.threads.get();
+    let opts = GenerateOptions { max_tokens: a.gen, ignore_eog: true, ..Default::default() };
+    anyhow::ensure!(specs.iter().all(|s| !s.stock), "stock llama.cpp runs in its own process");
+    let mut models: Vec<Model> = Vec::new();
+    for sp in specs {
+        if !models.iter().any(|m| m.path() == sp.file) {
+            models.push(Model::load(&sp.file, &LoadOptions::default()).with_context(|| format!("cannot load {}", sp.file.display()))?);
+        }
+    }
 
     // One session per (file, setting), then repetitions round-robin over all of
     // them, so that drift in machine speed (other load, frequency) hits every
@@ -138,44 +222,37 @@ pub fn run(a: BenchArgs) -> anyhow::Result<()> {
         last_sel: SelectionStats,
     }
     let mut settings = Vec::new();
-    for (model, dense_only) in &models {
-        let mut prompt = model.tokenize(&text[..cut], true, false);
+    for sp in specs {
+        let model = models.iter().find(|m| m.path() == sp.file).expect("loaded above");
+        let mut prompt = model.tokenize(prompt_text(a.prompt_tokens), true, false);
         prompt.truncate(a.prompt_tokens);
         let n_ctx = (prompt.len() + a.gen + 16) as u32;
         anyhow::ensure!(n_ctx <= model.n_ctx_train().max(512), "--prompt-tokens + --gen ({n_ctx}) exceed the context of {}", model.path().display());
         let gamma = crate::select::SliceMeta::from_gguf(model.gguf())?.map_or(1.0, |m| m.load);
-        let list = match (dense_only, a.compute.compute) {
-            (true, _) => vec![gamma],
-            (false, Some(phi)) => vec![phi],
-            (false, None) => a.compute_list.clone(),
-        };
-        for phi in list {
-            // phi at or above the loaded share gamma is dense: every loaded neuron.
-            let dense = phi >= gamma - 1e-9;
-            let mut plan = ComputePlan::for_model(model.gguf(), &a.compute.options(if dense { gamma } else { phi }))?;
-            if dense {
-                plan.layers.iter_mut().for_each(|l| *l = None);
-            }
-            let opts = SessionOptions { n_ctx, n_batch: 512, threads, observer: None };
-            let mut session = SelectiveSession::new(model, plan.clone(), opts)?;
-            session.set_vote(a.compute.vote);
-            session.set_decode_bias(a.compute.decode_bias)?;
-            session.set_decode_refit(a.compute.decode_refit_when(model.gguf(), !dense))?;
-            settings.push(Setting {
-                model,
-                prompt: prompt.clone(),
-                phi,
-                dense,
-                plan,
-                session,
-                pre: Vec::new(),
-                dec: Vec::new(),
-                sel_ms: Vec::new(),
-                last_sel: SelectionStats::default(),
-            });
+        let (phi, dense) = (sp.phi, sp.dense);
+        let mut plan = ComputePlan::for_model(model.gguf(), &a.compute.options(if dense { gamma } else { phi }))?;
+        if dense {
+            plan.layers.iter_mut().for_each(|l| *l = None);
         }
+        let opts = SessionOptions { n_ctx, n_batch: 512, threads, observer: None };
+        let mut session = SelectiveSession::new(model, plan.clone(), opts)?;
+        session.set_vote(a.compute.vote);
+        session.set_decode_bias(a.compute.decode_bias)?;
+        session.set_decode_refit(a.compute.decode_refit_when(model.gguf(), !dense))?;
+        settings.push(Setting {
+            model,
+            prompt,
+            phi,
+            dense,
+            plan,
+            session,
+            pre: Vec::new(),
+            dec: Vec::new(),
+            sel_ms: Vec::new(),
+            last_sel: SelectionStats::default(),
+        });
     }
-    for rep in 0..a.reps {
+    for rep in 0..reps {
         for st in &mut settings {
             st.session.clear();
             let (_, stats, sel) = st.session.generate(&st.prompt, &opts, |_| true)?;
@@ -184,8 +261,8 @@ pub fn run(a: BenchArgs) -> anyhow::Result<()> {
             st.sel_ms.push(sel.select_ms);
             st.last_sel = sel;
         }
-        if !a.json.json {
-            eprintln!("bench: repetition {} of {} done", rep + 1, a.reps);
+        if !a.json.json && a.only_setting.is_none() {
+            eprintln!("bench: repetition {} of {} done", rep + 1, reps);
         }
     }
     let mut records = Vec::new();
@@ -202,6 +279,7 @@ pub fn run(a: BenchArgs) -> anyhow::Result<()> {
             serde_json::to_value(st.session.layout())?.as_str().unwrap_or_default().to_string()
         };
         records.push(BenchRecord {
+            engine: selectinfer(),
             model: st.model.path().display().to_string(),
             compute: st.phi,
             dense: st.dense,
@@ -216,26 +294,43 @@ pub fn run(a: BenchArgs) -> anyhow::Result<()> {
             copy_bytes: st.last_sel.compact_bytes,
             computed_neurons: st.last_sel.computed_neurons,
             loaded_neurons: st.last_sel.loaded_neurons,
-            reps: a.reps,
+            reps,
             prompt_tokens: st.prompt.len(),
             gen_tokens: a.gen,
             threads,
+            peak_rss_bytes: None,
         });
     }
+    Ok(records)
+}
+
+/// Prints the records as JSON lines or as a Markdown table with its footnote.
+fn print_records(a: &BenchArgs, records: &[BenchRecord]) -> anyhow::Result<()> {
+    let threads = a.threads.get();
     if a.json.json {
-        for r in &records {
+        for r in records {
             println!("{}", serde_json::to_string(r)?);
         }
         return Ok(());
     }
+    let mut files: Vec<&str> = Vec::new();
+    records.iter().for_each(|r| if !files.contains(&r.model.as_str()) { files.push(&r.model) });
     let several = files.len() > 1;
+    let stock = records.iter().any(|r| r.engine != "selectinfer");
+    let rss = records.iter().any(|r| r.peak_rss_bytes.is_some());
     let mut head = vec!["compute (phi)", "layout", "weights + copies MiB", "prefill tok/s", "decode tok/s", "speedup", "ideal speedup", "MiB read/token", "selection ms"];
+    if rss {
+        head.insert(3, "peak RSS MiB");
+    }
+    if stock {
+        head.insert(0, "engine");
+    }
     if several {
-        head.insert(0, "model");
+        head.insert(usize::from(stock), "model");
     }
     let mut t = Table::new(head);
     let mib = |b: f64| format!("{:.1}", b / 1048576.0);
-    for r in &records {
+    for r in records {
         let mut row = vec![
             if r.dense { format!("{} (dense)", r.compute) } else { r.compute.to_string() },
             r.layout.clone(),
@@ -247,19 +342,26 @@ pub fn run(a: BenchArgs) -> anyhow::Result<()> {
             mib(r.bytes_per_token as f64),
             format!("{:.1}", r.select_ms),
         ];
+        if rss {
+            row.insert(3, r.peak_rss_bytes.map_or("-".into(), |b| mib(b as f64)));
+        }
+        if stock {
+            row.insert(0, r.engine.clone());
+        }
         if several {
-            row.insert(0, std::path::Path::new(&r.model).file_name().map_or(r.model.clone(), |f| f.to_string_lossy().into_owned()));
+            row.insert(usize::from(stock), std::path::Path::new(&r.model).file_name().map_or(r.model.clone(), |f| f.to_string_lossy().into_owned()));
         }
         t.row(row);
     }
     print!("{}", t.to_markdown());
     println!(
-        "{} | {} generated tokens, {} threads, median of {} round-robin reps; speedups are over the first setting of {}",
-        files.iter().map(|(m, _)| m.display().to_string()).collect::<Vec<_>>().join(", "),
+        "{} | {} generated tokens, {} threads, median of {} round-robin reps{}; speedups are over the first setting of {}",
+        files.join(", "),
         a.gen,
         threads,
         a.reps,
-        files[0].0.display()
+        if rss { ", each in its own process (peak RSS: its median)" } else { "" },
+        files.first().copied().unwrap_or_default()
     );
     Ok(())
 }

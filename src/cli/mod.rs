@@ -2,6 +2,7 @@
 //! its help text) and one `run` function per subcommand.
 
 mod bench;
+mod bench_processes;
 mod chat;
 mod convert;
 mod eval;

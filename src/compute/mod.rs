@@ -68,6 +68,10 @@ pub struct SelectiveSession<'m> {
     /// Whether decode uses prefix views of the reordered weights (zero-copy)
     /// rather than gathered copies; see [`Layout`].
     in_place: bool,
+    /// Per layer: in place, the computed count is rounded up to a multiple of this
+    /// (8 where llama.cpp repacked the layer's gate or up: its kernels multiply
+    /// whole groups of interleaved rows; else 1).
+    row_groups: Vec<usize>,
     /// Install compacted FFNs even where every loaded neuron is computed.
     force_compact: bool,
     /// Shift each sparsified layer's `ffn_down` bias for decode by the prompt's
@@ -114,7 +118,20 @@ impl<'m> SelectiveSession<'m> {
         let session = Session::new(model, opts)?;
         let n = plan.layers.len();
         let in_place = in_place_refusal(model, &plan).is_none();
-        Ok(SelectiveSession { session, plan, state, file: None, current: vec![None; n], in_place, force_compact: false, decode_bias: false, decode_refit: None, threads })
+        let row_groups = plan.layers.iter().enumerate().map(|(l, lp)| if lp.is_some() { model.ffn_row_group(l) } else { 1 }).collect();
+        Ok(SelectiveSession {
+            session,
+            plan,
+            state,
+            file: None,
+            current: vec![None; n],
+            in_place,
+            row_groups,
+            force_compact: false,
+            decode_bias: false,
+            decode_refit: None,
+            threads,
+        })
     }
 
     /// Chooses how decode reaches the computed neurons (default: in place where
@@ -209,6 +226,13 @@ impl<'m> SelectiveSession<'m> {
         Ok(())
     }
 
+    /// Neurons decode computes in layer `l`: the plan's count, rounded up in place to
+    /// whole groups of a repacked layer's rows (at most the loaded).
+    fn computed(&self, l: usize, lp: &LayerPlan) -> usize {
+        let g = if self.in_place { self.row_groups.get(l).copied().unwrap_or(1) } else { 1 };
+        (self.plan.computed(lp).div_ceil(g) * g).min(lp.n_loaded)
+    }
+
     /// The plan.
     pub fn plan(&self) -> &ComputePlan {
         &self.plan
@@ -241,7 +265,7 @@ impl<'m> SelectiveSession<'m> {
             s.votes = Votes::new(&widths);
             s.enabled = self.plan.is_selective();
             s.fit = self.decode_refit.filter(|_| s.enabled).map(|ridge| {
-                let plan = self.plan.layers.iter().map(|lp| lp.as_ref().map(|lp| (lp.static_positions.clone(), self.plan.computed(lp) - lp.static_positions.len()))).collect();
+                let plan = self.plan.layers.iter().enumerate().map(|(l, lp)| lp.as_ref().map(|lp| (lp.static_positions.clone(), self.computed(l, lp) - lp.static_positions.len()))).collect();
                 PrefillFit::new(ridge, self.threads, prompt.len(), self.in_place, plan)
             });
         }
@@ -326,7 +350,7 @@ impl<'m> SelectiveSession<'m> {
         for (l, lp) in self.plan.layers.iter().enumerate() {
             let (Some(lp), Some(v)) = (lp, &votes.layers[l]) else { continue };
             if sets[l].is_empty() {
-                sets[l] = compute_set(v, &lp.static_positions, self.plan.computed(lp) - lp.static_positions.len());
+                sets[l] = compute_set(v, &lp.static_positions, self.computed(l, lp) - lp.static_positions.len());
             }
             stats.computed_neurons += sets[l].len();
             stats.loaded_neurons += lp.n_loaded;

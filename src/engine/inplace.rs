@@ -28,6 +28,7 @@ use std::path::Path;
 
 use llama_cpp_sys_2 as sys;
 
+use super::interleave::{Interleaved, GROUP};
 use crate::gguf::{GgmlType, GgufFile};
 
 /// Why a layer cannot be reordered in place (the caller then gathers a copy).
@@ -47,6 +48,8 @@ pub(crate) struct HostTensor {
     file_offset: u64,
     len: usize,
     mapped: bool,
+    /// Repacked by llama.cpp for its CPU kernels (rows interleaved in groups of 8).
+    interleaved: Option<Interleaved>,
 }
 
 /// A layer's three FFN weights.
@@ -57,6 +60,18 @@ struct LayerTensors {
     down: HostTensor,
     /// `down` is neuron-major: its rows are the neurons.
     down_rows: bool,
+}
+
+impl LayerTensors {
+    /// Rows a prefix view must cover in whole multiples of: 8 where llama.cpp holds
+    /// gate or up repacked (its kernels take whole groups), else 1.
+    fn row_group(&self) -> usize {
+        if self.gate.interleaved.is_some() || self.up.interleaved.is_some() || self.down.interleaved.is_some() {
+            GROUP
+        } else {
+            1
+        }
+    }
 }
 
 /// The neuron order of every layer of a model, as swaps applied to the file order.
@@ -262,8 +277,10 @@ unsafe fn write_f32(t: &HostTensor, values: &[f32]) {
 }
 
 /// Whether layer `l` of `model` can be reordered in place; the reason if not.
-pub(crate) fn check_layer(model: *const sys::llama_model, gguf: &GgufFile, l: usize) -> Result<(), NotInPlace> {
-    layer_tensors(model, gguf, l).map(|_| ())
+/// When it can: the number of rows a prefix view must be a multiple of (8 where
+/// llama.cpp repacked gate or up, see [`super::interleave`]; else 1).
+pub(crate) fn check_layer(model: *const sys::llama_model, gguf: &GgufFile, l: usize) -> Result<usize, NotInPlace> {
+    layer_tensors(model, gguf, l).map(|t| t.row_group())
 }
 
 /// The swaps that take the identity order to one whose first `set.len()` positions
@@ -295,6 +312,12 @@ fn prefix_swaps(n: usize, set: &[u32]) -> Result<Vec<(u32, u32)>, NotInPlace> {
 unsafe fn apply_swaps(t: &LayerTensors, swaps: &[(u32, u32)]) {
     let row_major: &[&HostTensor] = if t.down_rows { &[&t.gate, &t.up, &t.down] } else { &[&t.gate, &t.up] };
     for w in row_major {
+        if let Some(il) = w.interleaved {
+            // SAFETY: a live, writable tensor of `len` bytes (the caller's contract).
+            let data = unsafe { std::slice::from_raw_parts_mut(w.data, w.len) };
+            swaps.iter().for_each(|&(i, j)| il.swap_rows(data, i as usize, j as usize));
+            continue;
+        }
         for &(i, j) in swaps {
             // SAFETY: i != j are rows below `rows` (prefix_swaps), each row_bytes long.
             unsafe {
@@ -331,6 +354,9 @@ fn layer_tensors(model: *const sys::llama_model, gguf: &GgufFile, l: usize) -> R
     let up = host_tensor(model, gguf, &format!("blk.{l}.ffn_up.weight"))?;
     let down = host_tensor(model, gguf, &format!("blk.{l}.ffn_down.weight"))?;
     let down_rows = crate::model::ffn_down_neuron_major(gguf);
+    if down.interleaved.is_some() && !down_rows {
+        return Err(NotInPlace(format!("blk.{l}.ffn_down.weight is repacked: its columns cannot be swapped")));
+    }
     if down_rows {
         if gate.rows != up.rows || down.rows != gate.rows {
             return Err(NotInPlace(format!("layer {l}: FFN widths disagree")));
@@ -358,14 +384,31 @@ fn host_tensor(model: *const sys::llama_model, gguf: &GgufFile, name: &str) -> R
     unsafe {
         let t = sys::llama_model_get_tensor_by_name(model, cname.as_ptr());
         let t = t.as_ref().ok_or_else(|| no("not in the model"))?;
-        if t.buffer.is_null() || t.data.is_null() || !sys::ggml_backend_buffer_is_host(t.buffer) {
-            return Err(no("not in host memory in file layout (repacked or on a device)"));
+        if t.buffer.is_null() || t.data.is_null() {
+            return Err(no("not in host memory"));
         }
         if t.type_ as u32 != info.ty.0 || sys::ggml_nbytes(t) != len || t.ne[2] != 1 || t.ne[3] != 1 {
             return Err(no("llama.cpp holds it in another layout"));
         }
         let name_ptr = sys::ggml_backend_buffer_name(t.buffer);
-        let mapped = !name_ptr.is_null() && std::ffi::CStr::from_ptr(name_ptr).to_bytes() == b"CPU_Mapped";
+        let buffer = if name_ptr.is_null() { &b""[..] } else { std::ffi::CStr::from_ptr(name_ptr).to_bytes() };
+        let mapped = buffer == b"CPU_Mapped";
+        let mut interleaved = None;
+        if !sys::ggml_backend_buffer_is_host(t.buffer) {
+            // CPU_REPACK lives in host memory, in llama.cpp's interleaved layout.
+            if buffer != b"CPU_REPACK" {
+                return Err(no("not in host memory (on a device)"));
+            }
+            let why = "repacked by llama.cpp in a layout selectinfer does not know";
+            let (ne0, rows) = (t.ne[0] as usize, t.ne[1] as usize);
+            let group = (len / rows.max(1)) * GROUP;
+            if rows % GROUP != 0 || group > len {
+                return Err(no(why));
+            }
+            let file = read_file_range(gguf, gguf.data_offset + info.offset, group).map_err(|e| no(&format!("reading its first rows from the file: {e}")))?;
+            let mem = std::slice::from_raw_parts(t.data.cast::<u8>(), group);
+            interleaved = Some(Interleaved::detect(info.ty, ne0, &file, mem).ok_or_else(|| no(why))?);
+        }
         let elem_bytes = match GgmlType(t.type_ as u32) {
             GgmlType::F32 => 4,
             GgmlType::F16 | GgmlType::BF16 => 2,
@@ -379,8 +422,17 @@ fn host_tensor(model: *const sys::llama_model, gguf: &GgufFile, name: &str) -> R
             file_offset: gguf.data_offset + info.offset,
             len,
             mapped,
+            interleaved,
         })
     }
+}
+
+/// `len` bytes of the model file from `offset`.
+fn read_file_range(gguf: &GgufFile, offset: u64, len: usize) -> std::io::Result<Vec<u8>> {
+    use std::os::unix::fs::FileExt;
+    let mut buf = vec![0u8; len];
+    std::fs::File::open(&gguf.path)?.read_exact_at(&mut buf, offset)?;
+    Ok(buf)
 }
 
 /// Makes a memory-mapped tensor writable without writing the file: its pages are

@@ -10,6 +10,7 @@ mod callback;
 mod compact;
 mod gather;
 mod inplace;
+mod interleave;
 mod model;
 pub mod os;
 mod pages;

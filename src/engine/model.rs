@@ -52,10 +52,11 @@ impl Model {
         let backend = backend()?;
         let mut params = std::pin::pin!(LlamaModelParams::default().with_use_mmap(opts.mmap).with_n_gpu_layers(opts.gpu_layers));
         if opts.gpu_layers == 0 && crate::model::ffn_down_neuron_major(&gguf) {
-            // A neuron-major FFN is reordered in place for selective computation:
-            // keep it in file layout (plain CPU buffers, memory-mapped), not
-            // repacked for llama.cpp's CPU kernels (other weights still are).
-            params.as_mut().add_cpu_buft_override(c"blk\\.[0-9]+\\.ffn_(gate|up|down)\\.weight");
+            // A neuron-major ffn_down is multiplied by out_prod, which llama.cpp's
+            // repacked kernels do not run: keep it in file layout (the plain CPU
+            // buffer, memory-mapped; patch 0011). Gate and up stay wherever llama.cpp
+            // puts them: repacked ones are reordered in place too (engine::interleave).
+            params.as_mut().add_cpu_buft_override(c"blk\\.[0-9]+\\.ffn_down\\.weight");
         }
         let _ = take_recent_errors();
         let inner = LlamaModel::load_from_file(backend, path, &params)
@@ -92,7 +93,14 @@ impl Model {
     /// Whether layer `l`'s FFN can be reordered in place (weights in host memory in
     /// file layout, `ffn_down` of an element type); the reason if not.
     pub fn ffn_in_place(&self, l: usize) -> Result<(), String> {
-        check_layer(self.raw(), &self.gguf, l).map_err(|e| e.0)
+        check_layer(self.raw(), &self.gguf, l).map(|_| ()).map_err(|e| e.0)
+    }
+
+    /// The number of neurons layer `l`'s in-place prefix must be a multiple of: 8
+    /// where llama.cpp repacked its gate or up for its CPU kernels (they multiply
+    /// whole groups of 8 interleaved rows), else 1.
+    pub fn ffn_row_group(&self, l: usize) -> usize {
+        check_layer(self.raw(), &self.gguf, l).unwrap_or(1)
     }
 
     /// Puts every FFN back in file order and every shifted `ffn_down` bias back to

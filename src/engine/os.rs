@@ -104,3 +104,27 @@ pub fn exit_now(code: i32) -> ! {
     // SAFETY: _exit never returns and touches no Rust state.
     unsafe { libc::_exit(code) }
 }
+
+/// Waits for `child` to exit and returns its exit status with its peak resident
+/// memory (the kernel's `ru_maxrss` of the child, in bytes): what a benchmark
+/// measures of a process it cannot ask itself (stock llama.cpp's client).
+pub fn wait_with_peak_rss(child: &mut std::process::Child) -> io::Result<(std::process::ExitStatus, u64)> {
+    use std::os::unix::process::ExitStatusExt;
+    let pid = child.id() as libc::pid_t;
+    let mut status: libc::c_int = 0;
+    // SAFETY: rusage is plain data that wait4 fills in; pid is our own un-waited
+    // child (std's Child does not reap it unless wait is called on it).
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    loop {
+        // SAFETY: valid pointers to locals; wait4 only writes them.
+        let r = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+        if r == pid {
+            break;
+        }
+        let e = io::Error::last_os_error();
+        if e.kind() != io::ErrorKind::Interrupted {
+            return Err(e);
+        }
+    }
+    Ok((std::process::ExitStatus::from_raw(status), usage.ru_maxrss.max(0) as u64 * 1024))
+}

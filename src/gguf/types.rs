@@ -72,6 +72,7 @@ impl GgmlType {
     pub const Q4_K: GgmlType = GgmlType(12);
     pub const Q5_K: GgmlType = GgmlType(13);
     pub const Q6_K: GgmlType = GgmlType(14);
+    pub const IQ4_NL: GgmlType = GgmlType(20);
     pub const BF16: GgmlType = GgmlType(30);
 
     /// Every type id this module can size, in id order.
