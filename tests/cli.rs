@@ -92,3 +92,50 @@ fn bench_runs_from_any_folder() {
     assert!(o.status.success(), "{}", common::text(&o).1);
     assert!(!common::text(&o).0.trim().is_empty());
 }
+
+/// `bench --stock` (implies `--processes`): each repetition of each setting in its
+/// own process, round-robin, stock llama.cpp's client timed in the same run on the
+/// same prompt (here a stand-in script that records its arguments), every record
+/// with its process's peak RSS and speedups over the first setting.
+#[test]
+fn bench_times_stock_llama_cpp_and_each_setting_in_its_own_process() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = common::tiny_model(selectinfer::synth::SynthArch::Llama);
+    let log = dir.path().join("stock-args.txt");
+    let stock = dir.path().join("stock_bench");
+    std::fs::write(
+        &stock,
+        format!(
+            "#!/bin/sh\necho \"$@\" >> '{}'\nwhile [ $# -gt 0 ]; do [ \"$1\" = --text ] && cp \"$2\" '{}'; shift; done\n\
+             echo '{{\"engine\":\"stock llama.cpp\",\"model\":\"m\",\"rep\":0,\"prefill_tps\":100,\"decode_tps\":50,\"prefill_s\":1,\"decode_s\":1}}'\n",
+            log.display(),
+            dir.path().join("prompt.txt").display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&stock, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let m = model.to_str().unwrap();
+    let o = common::selectinfer(&[
+        "bench", "--dense", m, "--stock", stock.to_str().unwrap(), "-m", m, "--compute-list", "1.0", "--reps", "3", "--gen", "4", "--prompt-tokens", "16", "-t", "2", "--json",
+    ]);
+    assert!(o.status.success(), "{}", common::text(&o).1);
+    let recs: Vec<serde_json::Value> = common::text(&o).0.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let engines: Vec<&str> = recs.iter().map(|r| r["engine"].as_str().unwrap()).collect();
+    assert_eq!(engines, ["selectinfer", "stock llama.cpp", "selectinfer"], "dense anchor, stock, then the model's settings");
+    for r in &recs {
+        assert!(r["peak_rss_bytes"].as_u64().unwrap() > 1 << 20, "each setting's own process has its peak RSS: {r}");
+        assert_eq!(r["reps"].as_u64(), Some(3));
+    }
+    let (anchor, stock_rec) = (&recs[0], &recs[1]);
+    assert_eq!(stock_rec["decode_tps"].as_f64(), Some(50.0));
+    assert_eq!(stock_rec["prefill_tps"].as_f64(), Some(100.0));
+    let want = 50.0 / anchor["decode_tps"].as_f64().unwrap();
+    assert!((stock_rec["speedup"].as_f64().unwrap() - want).abs() < 1e-9);
+    assert_eq!(anchor["speedup"].as_f64(), Some(1.0));
+    // Three repetitions of the stock setting, each with the same prompt file.
+    let args = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(args.lines().count(), 3);
+    assert!(args.lines().all(|l| l.starts_with(&format!("bench -m {m} -p 16 -n 4 -r 1 -t 2 --text "))), "{args}");
+    let prompt = std::fs::read_to_string(dir.path().join("prompt.txt")).unwrap();
+    assert!(prompt.len() > 16 && prompt.len() <= 40 * 16, "the bench prompt's text, cut to 40 bytes a token");
+}

@@ -179,7 +179,7 @@ pub fn run(a: BenchArgs) -> anyhow::Result<()> {
         return Ok(());
     }
     let records = if a.processes || a.stock.is_some() {
-        super::bench_processes::run(&a, &specs, BENCH_TEXT)?
+        super::bench_processes::run(&a, &specs, prompt_text(a.prompt_tokens))?
     } else {
         in_process(&a, &specs, a.reps)?
     };

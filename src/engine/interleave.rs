@@ -24,6 +24,11 @@ use crate::gguf::GgmlType;
 /// Rows per interleaved group.
 pub(crate) const GROUP: usize = 8;
 
+/// Whether rows of `ty` can be swapped in a repacked layout (Q4_0, Q4_K, IQ4_NL).
+pub(crate) fn swappable(ty: GgmlType) -> bool {
+    Kind::of(ty).is_some()
+}
+
 /// A repacked weight's layout: its type, and how many quant bytes a lane's chunk is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Interleaved {

@@ -1,5 +1,6 @@
 //! A loaded model.
 
+use std::ffi::CString;
 use std::num::NonZeroU16;
 use std::path::{Path, PathBuf};
 
@@ -51,12 +52,15 @@ impl Model {
         let gguf = GgufFile::read(path)?;
         let backend = backend()?;
         let mut params = std::pin::pin!(LlamaModelParams::default().with_use_mmap(opts.mmap).with_n_gpu_layers(opts.gpu_layers));
-        if opts.gpu_layers == 0 && crate::model::ffn_down_neuron_major(&gguf) {
+        // Held until the model is loaded: llama.cpp reads the pattern while loading.
+        let keep_plain = (opts.gpu_layers == 0 && crate::model::ffn_down_neuron_major(&gguf)).then(|| file_layout_pattern(&gguf));
+        if let Some(pattern) = &keep_plain {
             // A neuron-major ffn_down is multiplied by out_prod, which llama.cpp's
             // repacked kernels do not run: keep it in file layout (the plain CPU
             // buffer, memory-mapped; patch 0011). Gate and up stay wherever llama.cpp
-            // puts them: repacked ones are reordered in place too (engine::interleave).
-            params.as_mut().add_cpu_buft_override(c"blk\\.[0-9]+\\.ffn_down\\.weight");
+            // puts them where their rows can be swapped in a repacked layout
+            // (engine::interleave), and in file layout otherwise.
+            params.as_mut().add_cpu_buft_override(pattern);
         }
         let _ = take_recent_errors();
         let inner = LlamaModel::load_from_file(backend, path, &params)
@@ -69,7 +73,24 @@ impl Model {
         }
         Ok(model)
     }
+}
 
+/// The buffer-type override pattern of a neuron-major model's weights that must
+/// stay in file layout: every `ffn_down`, and the gate / up weights of a type whose
+/// repacked rows selectinfer cannot swap (llama.cpp would repack Q8_0 on ARM, Q2_K on
+/// AVX-512, ...).
+fn file_layout_pattern(gguf: &GgufFile) -> CString {
+    let mut alternatives = vec![r"blk\.[0-9]+\.ffn_down\.weight".to_string()];
+    for t in &gguf.tensors {
+        let gate_up = t.name.starts_with("blk.") && (t.name.ends_with(".ffn_gate.weight") || t.name.ends_with(".ffn_up.weight"));
+        if gate_up && !super::interleave::swappable(t.ty) {
+            alternatives.push(t.name.chars().flat_map(|c| (r"\^$.|?*+()[]{}".contains(c)).then_some('\\').into_iter().chain([c])).collect());
+        }
+    }
+    CString::new(format!("^({})$", alternatives.join("|"))).expect("tensor names hold no NUL")
+}
+
+impl Model {
     /// The model file mapped read-only (to gather weights that llama.cpp holds
     /// repacked or on a device).
     pub fn map_file(&self) -> std::io::Result<memmap2::Mmap> {
@@ -242,5 +263,35 @@ fn builtin_template(arch: &str) -> Option<&'static str> {
         "gemma" | "gemma2" | "gemma3" => Some("gemma"),
         "qwen2" | "qwen3" => Some("chatml"),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::file_layout_pattern;
+    use crate::gguf::{GgmlType, GgufFile, TensorInfo};
+
+    #[test]
+    fn the_file_layout_pattern_names_every_down_and_the_gate_up_weights_whose_rows_cannot_be_swapped_repacked() {
+        let t = |name: &str, ty| TensorInfo { name: name.into(), dims: vec![256, 8], ty, offset: 0 };
+        let g = GgufFile {
+            path: "m.gguf".into(),
+            version: 3,
+            metadata: Vec::new(),
+            tensors: vec![
+                t("blk.0.ffn_gate.weight", GgmlType::Q4_K),
+                t("blk.0.ffn_up.weight", GgmlType::Q8_0),
+                t("blk.1.ffn_gate.weight", GgmlType::Q2_K),
+                t("blk.1.ffn_up.weight", GgmlType::IQ4_NL),
+                t("blk.1.attn_q.weight", GgmlType::Q8_0),
+            ],
+            alignment: 32,
+            data_offset: 0,
+            file_size: 0,
+        };
+        assert_eq!(
+            file_layout_pattern(&g).to_str().unwrap(),
+            r"^(blk\.[0-9]+\.ffn_down\.weight|blk\.0\.ffn_up\.weight|blk\.1\.ffn_gate\.weight)$"
+        );
     }
 }
