@@ -3,12 +3,12 @@
 # the real 1.5B model, Qwen2.5-Coder-1.5B-Instruct Q4_K_M:
 #   1. experiments/quick-qwen2.5-1.5b.yaml: the dense Q4_K_M file (the reference)
 #      against SelectInfer on that file at the paper's point (gamma 0.7, phi 0.4)
-#      and at phi 0.55 on the same slice, on 40 qa, 40 translate and 20 summarize
+#      and at gamma 0.85 / phi 0.65, on 40 qa, 40 translate and 20 summarize
 #      examples, every score with its 95% bootstrap interval and each method's
 #      paired difference to the dense file;
 #   2. speed and memory in one round-robin run (`selectinfer bench --processes`,
 #      each repetition in its own process): the dense file, and the experiment's qa
-#      slice (gamma 0.7) dense and at phi 0.55 and 0.4; stock llama.cpp's client on the
+#      slices (gamma 0.7 and 0.85) dense and at phi 0.65 and 0.4; stock llama.cpp's client on the
 #      same file too when it is built (scripts/stock/build.sh, about 6 minutes; set
 #      SELECTINFER_STOCK=1 to build it here).
 # About 35 minutes on 2 cores after the build (the estimate is in the experiment
@@ -36,7 +36,8 @@ dense=models/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf
     echo
     "$SELECTINFER_BIN" bench --dense "$dense" "${stock[@]}" \
         -m models/qwen2.5-1.5b.source.qa-load0.7.neurons.gguf \
-        --compute-list 1.0,0.55,0.4 --prompt-tokens 128 --gen 64 --reps 3 -t 2 --processes
+        -m models/qwen2.5-1.5b.source.qa-load0.85.neurons.gguf \
+        --compute-list 1.0,0.65,0.4 --prompt-tokens 128 --gen 64 --reps 3 -t 2 --processes
 } >"$out/bench.md.tmp"
 mv "$out/bench.md.tmp" "$out/bench.md"
 echo
