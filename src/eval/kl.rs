@@ -8,8 +8,9 @@
 use anyhow::ensure;
 
 use super::bootstrap::{percentile_interval, resamples, RESAMPLES, SEED};
-use super::perplexity::{score_chunks, text_chunks, Perplexity};
+use super::perplexity::{score_chunks, Perplexity};
 use crate::engine::{Model, Session, SessionOptions};
+use crate::profile::text::text_chunks;
 
 /// Mean KL divergence over a text's scored tokens.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
