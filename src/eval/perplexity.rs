@@ -24,8 +24,8 @@
 use anyhow::ensure;
 
 use super::bootstrap::{percentile_interval, resamples, Interval, RESAMPLES, SEED};
-use crate::engine::{Model, TensorObserver, Token};
-use crate::profile::text::text_chunks;
+use crate::engine::Model;
+use crate::profile::text::{text_nll, TextNll};
 
 /// The outcome of [`perplexity`].
 #[derive(Debug, Clone, serde::Serialize)]
@@ -171,23 +171,14 @@ pub fn format_chunk_nll(chunk_nll: &[f64]) -> String {
 
 /// Perplexity of `text` in chunks of `n_ctx` tokens (at most `max_chunks`).
 pub fn perplexity(model: &Model, text: &str, n_ctx: usize, max_chunks: Option<usize>, threads: i32) -> anyhow::Result<Perplexity> {
-    let chunks = text_chunks(model, text, n_ctx, max_chunks)?;
-    score_chunks(model, &chunks, threads, None, |_, _| Ok(()))
+    Ok(with_interval(text_nll(model, text, n_ctx, max_chunks, threads, None)?))
 }
 
-/// The perplexity of `chunks` (each `n_ctx` tokens long) through `model`, with its
-/// interval over chunks: the pass of [`crate::profile::text::score_chunks`], whose
-/// `also` gets each chunk and the logits of its scored positions.
-pub fn score_chunks(
-    model: &Model,
-    chunks: &[Vec<Token>],
-    threads: i32,
-    observer: Option<Box<dyn TensorObserver>>,
-    also: impl FnMut(&[Token], &[Vec<f32>]) -> anyhow::Result<()>,
-) -> anyhow::Result<Perplexity> {
-    let t = crate::profile::text::score_chunks(model, chunks, threads, observer, also)?;
+/// The perplexity of a pass over chunks ([`crate::profile::text`]) with its
+/// interval over the chunks (none for one chunk).
+pub fn with_interval(t: TextNll) -> Perplexity {
     let iv = (t.chunks > 1).then(|| perplexity_interval(&chunk_spans(&t.chunk_nll, t.per_chunk)));
-    Ok(Perplexity { ppl: t.ppl, ppl_lo: iv.map(|iv| iv.lo), ppl_hi: iv.map(|iv| iv.hi), mean_nll: t.mean_nll, tokens: t.tokens, chunks: t.chunks, n_ctx: t.n_ctx, chunk_nll: t.chunk_nll })
+    Perplexity { ppl: t.ppl, ppl_lo: iv.map(|iv| iv.lo), ppl_hi: iv.map(|iv| iv.hi), mean_nll: t.mean_nll, tokens: t.tokens, chunks: t.chunks, n_ctx: t.n_ctx, chunk_nll: t.chunk_nll }
 }
 
 #[cfg(test)]
