@@ -12,6 +12,7 @@
 //! is, or resolves to, one of the command's inputs.
 
 pub mod guard;
+pub mod os;
 
 use std::fs::{self, File};
 use std::io::{self, Seek, SeekFrom, Write};
@@ -112,7 +113,7 @@ pub fn check_output_target(target: &Path) -> io::Result<()> {
         Err(_) => return Err(refuse(format!("output {}: the folder {} does not exist", target.display(), dir.display()))),
     }
     let c = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes()).map_err(|_| refuse(format!("bad path {}", dir.display())))?;
-    if let Err(e) = crate::engine::os::can_write(&c) {
+    if let Err(e) = os::can_write(&c) {
         return Err(io::Error::new(e.kind(), format!("output {}: cannot write in {}: {e}", target.display(), dir.display())));
     }
     Ok(())
@@ -237,8 +238,32 @@ pub fn run_cleanups() {
             Cleanup::File(p) => {
                 let _ = fs::remove_file(p);
             }
-            Cleanup::Cgroup(dir) => crate::memory::leave_group(dir),
+            Cleanup::Cgroup(dir) => leave_group(dir),
         }
+    }
+}
+
+/// Where cgroup v1 memory groups are created.
+pub const CGROUP_V1_MEMORY: &str = "/sys/fs/cgroup/memory";
+
+/// Moves this process back to the root group, then removes the (now empty)
+/// group `dir`; its leftover page cache charges move to the parent. Also run on
+/// SIGINT/SIGTERM ([`run_cleanups`]). A memory group is
+/// [`crate::memory::MemoryCap`]'s, kept here so that the cleanup needs nothing above it.
+pub fn leave_group(dir: &std::path::Path) {
+    let root_procs = std::path::Path::new(CGROUP_V1_MEMORY).join("cgroup.procs");
+    // Children started inside the group (`sync` while entering it) move out too;
+    // a process that is just forking can land in the group a moment later, so
+    // removing is retried briefly.
+    for _ in 0..200 {
+        let _ = std::fs::write(&root_procs, std::process::id().to_string());
+        for pid in std::fs::read_to_string(dir.join("cgroup.procs")).unwrap_or_default().split_whitespace() {
+            let _ = std::fs::write(&root_procs, pid);
+        }
+        if std::fs::remove_dir(dir).is_ok() || !dir.exists() {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
     }
 }
 
@@ -249,7 +274,6 @@ pub fn run_cleanups() {
 /// cells) also gets SIGTERM when its parent dies, so an interrupted experiment
 /// stops its running cell, which cleans up after itself.
 pub fn install_interrupt_cleanup() {
-    use crate::engine::os;
     let Some(signals) = os::TerminationSignals::block() else { return };
     if parent_is_selectinfer() {
         os::terminate_with_parent();
@@ -267,7 +291,7 @@ pub fn install_interrupt_cleanup() {
 }
 
 fn parent_is_selectinfer() -> bool {
-    let ppid = crate::engine::os::parent_pid();
+    let ppid = os::parent_pid();
     match (fs::read_link(format!("/proc/{ppid}/exe")), fs::read_link("/proc/self/exe")) {
         (Ok(a), Ok(b)) => a == b,
         _ => false,

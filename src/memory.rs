@@ -52,7 +52,7 @@ pub fn reset_peak_rss() -> std::io::Result<()> {
 /// Returns freed heap memory to the operating system (glibc's `malloc_trim`),
 /// so that resident memory reflects what is in use.
 pub fn trim_heap() {
-    crate::engine::os::trim_heap();
+    crate::fsutil::os::trim_heap();
 }
 
 /// Serves allocations of at least `bytes` from their own memory maps, so that
@@ -60,7 +60,7 @@ pub fn trim_heap() {
 /// to the operating system when freed instead of staying resident in the heap.
 /// Process-wide and permanent.
 pub fn map_large_allocations(bytes: usize) {
-    crate::engine::os::map_large_allocations(bytes);
+    crate::fsutil::os::map_large_allocations(bytes);
 }
 
 #[cfg(test)]
@@ -76,6 +76,16 @@ mod tests {
         let now = MemorySnapshot::now();
         assert!(now.rss_bytes > 0 && now.peak_rss_bytes >= now.rss_bytes);
     }
+
+    #[test]
+    fn sizes_parse_with_units() {
+        assert_eq!(parse_size("300MiB"), Ok(300 * 1048576));
+        assert_eq!(parse_size("1.5GiB"), Ok(1610612736));
+        assert_eq!(parse_size("500MB"), Ok(500_000_000));
+        assert_eq!(parse_size("1024"), Ok(1024));
+        assert!(parse_size("12 parsecs").is_err());
+        assert!(parse_size("MiB").is_err());
+    }
 }
 
 /// Major page faults of this process so far (field 12 of /proc/self/stat): pages
@@ -86,8 +96,7 @@ pub fn major_faults() -> u64 {
     stat.rsplit_once(')').and_then(|(_, rest)| rest.split_whitespace().nth(9)).and_then(|f| f.parse().ok()).unwrap_or(0)
 }
 
-/// Where cgroup v1 memory groups are created.
-pub const CGROUP_V1_MEMORY: &str = "/sys/fs/cgroup/memory";
+pub use crate::fsutil::CGROUP_V1_MEMORY;
 
 /// This process inside a cgroup v1 memory group whose limit is `bytes`: the way to
 /// simulate a device smaller than the model. Page cache of files the process reads
@@ -163,28 +172,8 @@ pub const MIN_CAP_HEADROOM: u64 = 64 << 20;
 
 impl Drop for MemoryCap {
     fn drop(&mut self) {
-        leave_group(&self.dir);
+        crate::fsutil::leave_group(&self.dir);
         crate::fsutil::unregister(&crate::fsutil::Cleanup::Cgroup(self.dir.clone()));
-    }
-}
-
-/// Moves this process back to the root group, then removes the (now empty)
-/// group `dir`; its leftover page cache charges move to the parent. Also run on
-/// SIGINT/SIGTERM ([`crate::fsutil::run_cleanups`]).
-pub fn leave_group(dir: &std::path::Path) {
-    let root_procs = std::path::Path::new(CGROUP_V1_MEMORY).join("cgroup.procs");
-    // Children started inside the group (`sync` while entering it) move out too;
-    // a process that is just forking can land in the group a moment later, so
-    // removing is retried briefly.
-    for _ in 0..200 {
-        let _ = std::fs::write(&root_procs, std::process::id().to_string());
-        for pid in std::fs::read_to_string(dir.join("cgroup.procs")).unwrap_or_default().split_whitespace() {
-            let _ = std::fs::write(&root_procs, pid);
-        }
-        if std::fs::remove_dir(dir).is_ok() || !dir.exists() {
-            return;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(10));
     }
 }
 
@@ -206,4 +195,39 @@ fn sweep_stale_groups(root: &std::path::Path) {
 pub fn drop_page_cache() -> std::io::Result<()> {
     std::process::Command::new("sync").status()?;
     std::fs::write("/proc/sys/vm/drop_caches", "1")
+}
+
+/// Largest memory size accepted (1 PiB): beyond it a size is a typo.
+pub const MAX_SIZE: u64 = 1 << 50;
+
+/// A memory size with a unit (`300MiB`, `6GiB`; `--mem-budget`, `--mem-cap`),
+/// from 1 byte to [`MAX_SIZE`].
+pub fn parse_mem_size(s: &str) -> Result<u64, String> {
+    let v = parse_size(s)?;
+    if v == 0 {
+        return Err(format!("{s} is no memory at all"));
+    }
+    if v > MAX_SIZE {
+        return Err(format!("{s} is more than any machine has (at most 1024TiB)"));
+    }
+    Ok(v)
+}
+
+/// Parses a size such as `300MiB`, `1.5GiB`, `500MB` or a plain byte count.
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let v: f64 = num.parse().map_err(|_| format!("bad size {s:?}: expected e.g. 300MiB"))?;
+    let mult = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1.0,
+        "k" | "kb" => 1e3,
+        "kib" => 1024.0,
+        "m" | "mb" => 1e6,
+        "mib" => 1048576.0,
+        "g" | "gb" => 1e9,
+        "gib" => 1073741824.0,
+        other => return Err(format!("bad size unit {other:?} in {s:?} (use B, KiB, MiB, GiB, KB, MB, GB)")),
+    };
+    Ok((v * mult) as u64)
 }

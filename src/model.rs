@@ -134,12 +134,7 @@ pub fn ffn_down_neuron_major(g: &GgufFile) -> bool {
     matches!(g.get(NEURON_MAJOR_KEY), Some(crate::gguf::Value::Bool(true)))
 }
 
-/// Parses `blk.<layer>.<rest>` into its layer and the rest.
-pub fn split_block_name(name: &str) -> Option<(usize, &str)> {
-    let rest = name.strip_prefix("blk.")?;
-    let (layer, rest) = rest.split_once('.')?;
-    Some((layer.parse().ok()?, rest))
-}
+pub use crate::gguf::split_block_name;
 
 /// True for the tensors selective loading slices: `blk.N.ffn_{gate,up,down}.{weight,bias}`.
 pub fn is_ffn_tensor(name: &str) -> bool {

@@ -10,10 +10,8 @@
 
 use std::path::Path;
 
-// The generator and float encoding moved to crate::util; re-exported for callers
-// not yet moved (src/select/rewrite.rs).
-pub use crate::util::floats::{decode_floats, encode_floats};
-pub use crate::util::rng::SplitMix64;
+use crate::util::floats::encode_floats;
+use crate::util::rng::SplitMix64;
 use crate::gguf::{GgmlType, GgufError, GgufWriter, TensorSpec, Value};
 
 /// Architectures [`write_model`] can produce.

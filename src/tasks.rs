@@ -137,6 +137,18 @@ impl Example {
     }
 }
 
+/// A solved example: its prompt followed by its first reference.
+pub fn solved_example(ex: &Example) -> String {
+    format!("{} {}", ex.prompt(), ex.references[0])
+}
+
+/// A task's evaluation text: every example solved (its prompt, a space, its first
+/// reference; [`solved_example`], as k-shot examples are written), separated by
+/// blank lines.
+pub fn evaluation_text(examples: &[Example]) -> String {
+    examples.iter().map(solved_example).collect::<Vec<_>>().join("\n\n")
+}
+
 /// ISO 639-1 codes of the WMT16 pairs (cs, de, ro, fi, ru, tr, en) and other
 /// common languages, with the English names the translation prompt uses.
 pub const LANGUAGES: [(&str, &str); 32] = [

@@ -156,9 +156,9 @@ fn kl_divergence_from_a_reference_equals_the_logits_computation() {
     // Independently: both files' logits over the same chunks, KL(P_ref || P) at the
     // scored positions (the second half of each chunk, as perplexity scores them).
     let examples = selectinfer::tasks::read_examples(&data, selectinfer::tasks::Task::Qa).unwrap();
-    let text = selectinfer::eval::perplexity::evaluation_text(selectinfer::tasks::Split::Eval.select(&examples));
+    let text = selectinfer::tasks::evaluation_text(selectinfer::tasks::Split::Eval.select(&examples));
     let (reference, sliced) = (Model::load(&model, &LoadOptions::default()).unwrap(), Model::load(&slice, &LoadOptions::default()).unwrap());
-    let chunks = selectinfer::eval::perplexity::text_chunks(&reference, &text, 16, Some(3)).unwrap();
+    let chunks = selectinfer::profile::text::text_chunks(&reference, &text, 16, Some(3)).unwrap();
     let logits = |m: &Model, chunk: &[i32]| {
         let mut s = Session::new(m, SessionOptions { n_ctx: 16, n_batch: 16, threads: 2, observer: None }).unwrap();
         s.eval_all_logits(chunk).unwrap()

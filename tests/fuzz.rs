@@ -27,7 +27,7 @@ use selectinfer::gguf::{GgufFile, Value, ValueType};
 use selectinfer::model::ModelInfo;
 use selectinfer::profile::ranking::{self, read_ranking, read_raw_dir, ModelFingerprint};
 use selectinfer::select::{keep_from_profile, SliceMeta};
-use selectinfer::synth::SplitMix64;
+use selectinfer::util::rng::SplitMix64;
 
 fn corpus(target: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fuzz").join(target)

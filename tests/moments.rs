@@ -15,7 +15,7 @@ fn moments_in_one_pass_per_layer_equal_one_pass_for_all() {
         let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_selectinfer"));
         c.args(["profile", "moments", "-m", m, "--task", "translate", "--data", d, "--ctx", "64", "--chunks", "3", "-t", "2", into.to_str().unwrap()]);
         if let Some(b) = budget {
-            c.env(selectinfer::eval::moments::MOMENTS_PASS_BYTES_ENV, b);
+            c.env(selectinfer::fit::moments::MOMENTS_PASS_BYTES_ENV, b);
         }
         let o = c.output().unwrap();
         assert!(o.status.success(), "{}", common::text(&o).1);

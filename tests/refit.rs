@@ -10,12 +10,12 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use selectinfer::engine::{LoadOptions, Model, ObservedTensor, TensorObserver};
-use selectinfer::eval::perplexity::{perplexity_observed, profiling_text};
+use selectinfer::profile::text::{profiling_text, text_nll};
 use selectinfer::gguf::GgufFile;
 use selectinfer::model::{FfnActivation, ModelInfo};
 use selectinfer::profile::moments::{moments_path, read_layer_moments};
 use selectinfer::profile::weights::down_matrix;
-use selectinfer::select::refit::REFIT_DAMPING;
+use selectinfer::fit::solve::REFIT_DAMPING;
 use selectinfer::select::variant::{Compensation, SliceVariant};
 use selectinfer::select::SliceMeta;
 use selectinfer::synth::SynthArch;
@@ -44,7 +44,7 @@ fn recorded_rows(model: &Path, data: &Path, n_layer: usize) -> Vec<Vec<Vec<f64>>
     let m = Model::load(model, &LoadOptions::default()).unwrap();
     let text = profiling_text(&[data.to_path_buf()], Task::Translate).unwrap();
     let obs = Rows { prefix: format!("{}-", FfnActivation::Swiglu.node_name()), rows: rows.clone() };
-    perplexity_observed(&m, &text, 64, Some(3), 2, Some(Box::new(obs))).unwrap();
+    text_nll(&m, &text, 64, Some(3), 2, Some(Box::new(obs))).unwrap();
     let r = rows.lock().unwrap().clone();
     r
 }
@@ -224,7 +224,7 @@ fn activation_rows(model: &Path, data: &Path) -> Vec<Vec<Vec<f64>>> {
     let m = Model::load(model, &LoadOptions::default()).unwrap();
     let text = profiling_text(&[data.to_path_buf()], Task::Translate).unwrap();
     let obs = Rows { prefix: format!("{}-", info.ffn_activation.unwrap().node_name()), rows: rows.clone() };
-    perplexity_observed(&m, &text, 64, Some(3), 2, Some(Box::new(obs))).unwrap();
+    text_nll(&m, &text, 64, Some(3), 2, Some(Box::new(obs))).unwrap();
     let r = rows.lock().unwrap().clone();
     r
 }

@@ -8,7 +8,8 @@ use selectinfer::engine::{quantize, LoadOptions, Model, Session, SessionOptions,
 use selectinfer::gguf::{GgufFile, Value};
 use selectinfer::model::{FfnActivation, ModelInfo};
 use selectinfer::profile::{run_profile, ProfileRequest};
-use selectinfer::select::{slice_model, NeuronMask, SliceMeta, SliceRequest, SliceSource};
+use selectinfer::fit::mask::NeuronMask;
+use selectinfer::select::{slice_model, SliceMeta, SliceRequest, SliceSource};
 use selectinfer::synth::SynthArch;
 use selectinfer::tasks::{Split, Task};
 

@@ -124,7 +124,7 @@ fn profile_of_five_prompts_per_task_ranks_every_neuron_and_shows_dual_structure(
     assert!(min_within > max_across, "within {within:?} should exceed across {across:?}");
 }
 
-fn all_logits(path: &std::path::Path, mask: Option<selectinfer::select::NeuronMask>) -> Vec<Vec<f32>> {
+fn all_logits(path: &std::path::Path, mask: Option<selectinfer::fit::mask::NeuronMask>) -> Vec<Vec<f32>> {
     let model = Model::load(path, &LoadOptions::default()).unwrap();
     let observer = mask.map(|m| Box::new(m) as Box<dyn selectinfer::engine::TensorObserver>);
     let mut s = Session::new(&model, SessionOptions { n_ctx: 128, n_batch: 64, threads: 2, observer }).unwrap();
@@ -158,7 +158,8 @@ fn full_load_slice_is_bit_identical_for_f16_and_q4_1() {
 #[test]
 fn f16_slice_at_paper_defaults_equals_the_masked_model() {
     use selectinfer::model::FfnActivation;
-    use selectinfer::select::{slice_model, NeuronMask, SliceMeta, SliceRequest, SliceSource};
+    use selectinfer::fit::mask::NeuronMask;
+use selectinfer::select::{slice_model, SliceMeta, SliceRequest, SliceSource};
     let src = smollm2_f16();
     let out = common::shared_dir().join("smollm2-f16-random-0.7.gguf");
     let req = SliceRequest {
@@ -203,7 +204,7 @@ fn selective_decode_on_the_f16_model_equals_the_masked_model() {
 
     use selectinfer::compute::{ComputeOptions, ComputePlan, SelectiveSession};
     use selectinfer::model::FfnActivation;
-    use selectinfer::select::NeuronMask;
+    use selectinfer::fit::mask::NeuronMask;
 
     // Dynamic-only selection (CoreInfer) on the unsliced F16 model, default layers, phi 0.4.
     let path = smollm2_f16();

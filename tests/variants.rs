@@ -13,7 +13,7 @@ use selectinfer::model::{FfnActivation, ModelInfo};
 use selectinfer::profile::ranking::{self, Importance, RawProfile};
 use selectinfer::profile::{run_profile, ProfileRequest};
 use selectinfer::select::variant::{layer_ffn_bytes, Budget, Compensation, Secondary, SliceVariant};
-use selectinfer::eval::chain::FitText;
+use selectinfer::fit::chain::FitText;
 use selectinfer::select::{slice_model_with, SliceMeta, SliceRequest, SliceSource};
 use selectinfer::synth::SynthArch;
 use selectinfer::tasks::{Split, Task};
@@ -413,7 +413,7 @@ fn answer_perplexity_equals_one_prefill_over_prompt_and_answer() {
         let answer = model.tokenize(&format!(" {}", ex.references[0]), false, false);
         let all: Vec<i32> = prompt.iter().chain(&answer).copied().collect();
         let logits = s.eval_all_logits(&all).unwrap();
-        let want: f64 = (0..answer.len()).map(|j| selectinfer::eval::perplexity::nll(&logits[prompt.len() - 1 + j], answer[j] as usize)).sum();
+        let want: f64 = (0..answer.len()).map(|j| selectinfer::profile::text::nll(&logits[prompt.len() - 1 + j], answer[j] as usize)).sum();
         assert_eq!(line["tokens"].as_u64().unwrap() as usize, answer.len());
         let got = line["nll"].as_f64().unwrap();
         assert!((got - want).abs() < 1e-3 * want.abs().max(1.0), "{}: {got} vs {want}", ex.id);
@@ -449,8 +449,9 @@ fn copy_dir(from: &Path, to: &Path) {
 
 #[test]
 fn output_sensitivity_equals_the_perplexity_of_each_one_layer_slice() {
-    use selectinfer::eval::perplexity::{evaluation_text, perplexity};
-    use selectinfer::eval::sensitivity::{measure, SensitivityRequest};
+    use selectinfer::eval::perplexity::perplexity;
+    use selectinfer::tasks::evaluation_text;
+    use selectinfer::fit::sensitivity::{measure, SensitivityRequest};
     let dir = tempfile::tempdir().unwrap();
     let data = sensitivity_data(dir.path(), 80);
     let (pdir, _) = profile(SynthArch::Llama);

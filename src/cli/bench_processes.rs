@@ -91,7 +91,7 @@ fn child_output(cmd: &mut Command) -> anyhow::Result<(String, u64)> {
         let _ = std::io::Read::read_to_string(&mut stderr, &mut s);
         s
     });
-    let (status, peak) = crate::engine::os::wait_with_peak_rss(&mut child)?;
+    let (status, peak) = crate::fsutil::os::wait_with_peak_rss(&mut child)?;
     let (out, err) = (out.join().expect("reader thread")?, err.join().expect("reader thread"));
     if !status.success() {
         let tail: Vec<&str> = err.lines().rev().take(5).collect::<Vec<_>>().into_iter().rev().collect();

@@ -272,7 +272,7 @@ fn resolve_model(a: &ChatArgs, task: Option<Task>, overhead: u64) -> anyhow::Res
     } else {
         eprintln!("chat: slicing {} at load {load} (base task {task}) -> {}", a.model.display(), out.display());
         let variant = crate::select::variant::SliceVariant { compensation, ..Default::default() };
-        let fit = crate::eval::chain::FitText { threads: a.sampling.threads(), ..Default::default() };
+        let fit = crate::fit::chain::FitText { threads: a.sampling.threads(), ..Default::default() };
         slice_model_with(&SliceRequest {
             model: a.model.clone(),
             output: out.clone(),

@@ -30,6 +30,27 @@ pub struct ExperimentArgs {
     pub out_dir: Option<PathBuf>,
 }
 
+/// Parses a child's arguments (`selectinfer` is put before them) as the child
+/// will: `Err` is why it would refuse them
+/// ([`crate::experiment::validate::ChildParser`]).
+pub fn child_refusal(args: Vec<String>) -> Result<(), String> {
+    use clap::CommandFactory;
+    let argv = std::iter::once("selectinfer".to_string()).chain(args);
+    let matches = match super::Args::command().try_get_matches_from(argv) {
+        Ok(m) => m,
+        Err(e) => {
+            let text = e.to_string();
+            return Err(text.lines().next().unwrap_or("").trim_start_matches("error: ").to_string());
+        }
+    };
+    for (cmd, m) in super::paths::levels(&matches) {
+        if let Some(why) = super::applies::unapplied(&cmd, &m) {
+            return Err(why);
+        }
+    }
+    Ok(())
+}
+
 pub fn run(a: ExperimentArgs) -> anyhow::Result<()> {
     let e = Experiment::read(&a.file)?;
     let name = a.file.file_stem().map(|s| s.to_string_lossy().into_owned()).context("the experiment file needs a name")?;
@@ -37,7 +58,7 @@ pub fn run(a: ExperimentArgs) -> anyhow::Result<()> {
     let csv = dir.join("results.csv");
     let ppl_csv = dir.join("perplexity.csv");
     let cells = e.cells();
-    crate::experiment::validate::check(&e, &cells).with_context(|| format!("{} is not a valid experiment", a.file.display()))?;
+    crate::experiment::validate::check(&e, &cells, &child_refusal).with_context(|| format!("{} is not a valid experiment", a.file.display()))?;
     let rows = read_rows(&csv)?;
     let pcells = ppl_cells(&e, &cells);
     let ppl_rows = read_rows(&ppl_csv)?;
@@ -173,4 +194,39 @@ pub fn run(a: ExperimentArgs) -> anyhow::Result<()> {
 fn has_row(rows: &[crate::eval::harness::EvalRow], cell: &Cell, m: &crate::experiment::config::ModelSpec, examples: usize) -> bool {
     let call = EvalCall::new(cell, m.file(&cell.prep), examples);
     rows.iter().any(|r| call.matches(r))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use clap::Parser;
+
+    use crate::cli::{Args, Command};
+    use crate::experiment::child::tests::{calls, cells};
+
+    /// Every cell's arguments, parsed by the `selectinfer eval` clap definition,
+    /// ask for what the call says.
+    #[test]
+    fn args_parse_back_through_the_eval_command() {
+        let cells = cells();
+        let calls = calls(&cells);
+        assert!(cells.iter().any(|c| c.no_static) && cells.iter().any(|c| c.compute_layers.is_some()) && cells.iter().any(|c| c.mem_cap.is_some()));
+        let (csv, outputs) = (Path::new("results/x/results.csv"), Path::new("results/x/outputs/o.jsonl"));
+        for call in &calls {
+            let mut argv = vec!["selectinfer".to_string()];
+            argv.extend(call.args(csv, Some(outputs), 3));
+            let parsed = Args::try_parse_from(&argv).unwrap_or_else(|e| panic!("{argv:?}: {e}"));
+            let Command::Eval(a) = parsed.command else { panic!("{argv:?} is not an eval command") };
+            assert_eq!((a.out.as_path(), a.outputs.as_deref()), (csv, Some(outputs)));
+            let (req, cell) = (a.request().unwrap(), call.cell);
+            assert_eq!((&req.model, req.method, req.task, &req.data), (&call.model, cell.method, cell.task, &cell.data), "{argv:?}");
+            assert_eq!((req.limit, req.shots, req.threads, req.chat), (Some(cell.examples), cell.shots, 3, false), "{argv:?}");
+            assert_eq!((req.mem_cap, req.speed_only), (cell.mem_cap, cell.speed_only), "{argv:?}");
+            let compute = req.compute.as_ref().map(|c| ((c.compute, c.token_share), c.no_static, c.layers.clone()));
+            let want = cell.compute.map(|c| (c, cell.no_static, cell.compute_layers.clone()));
+            assert_eq!(compute, want, "{argv:?}");
+            assert_eq!((req.vote, req.decode_bias, req.decode_refit), (cell.vote, cell.decode_bias, cell.decode_refit), "{argv:?}");
+        }
+    }
 }

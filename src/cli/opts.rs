@@ -29,12 +29,10 @@ pub struct JsonArg {
     pub json: bool,
 }
 
-/// Most CPU threads a command accepts.
-pub const MAX_THREADS: i32 = 1024;
+pub use crate::engine::MAX_THREADS;
 /// Largest context (tokens) a command accepts.
 pub const MAX_CTX: u32 = 1 << 20;
-/// Largest memory size accepted (1 PiB): beyond it a size is a typo.
-pub const MAX_SIZE: u64 = 1 << 50;
+pub use crate::memory::{parse_mem_size, MAX_SIZE};
 
 /// `--threads`: an integer in 1..=[`MAX_THREADS`].
 pub fn parse_threads(s: &str) -> Result<i32, String> {
@@ -129,19 +127,6 @@ pub fn parse_ctx(s: &str) -> Result<u32, String> {
         Ok(n) if (16..=u64::from(MAX_CTX)).contains(&n) => Ok(n as u32),
         _ => Err(format!("{s:?} is not a context length from 16 to {MAX_CTX} tokens")),
     }
-}
-
-/// A memory size with a unit (`300MiB`, `6GiB`; `--mem-budget`, `--mem-cap`),
-/// from 1 byte to [`MAX_SIZE`].
-pub fn parse_mem_size(s: &str) -> Result<u64, String> {
-    let v = crate::select::budget::parse_size(s)?;
-    if v == 0 {
-        return Err(format!("{s} is no memory at all"));
-    }
-    if v > MAX_SIZE {
-        return Err(format!("{s} is more than any machine has (at most 1024TiB)"));
-    }
-    Ok(v)
 }
 
 #[cfg(test)]

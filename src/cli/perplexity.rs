@@ -7,9 +7,9 @@ use std::time::Instant;
 use anyhow::Context;
 
 use crate::engine::{LoadOptions, Model};
-use crate::eval::perplexity::{evaluation_text, format_chunk_nll, perplexity, PerplexityRow};
+use crate::eval::perplexity::{format_chunk_nll, perplexity, PerplexityRow};
 use crate::model::ModelInfo;
-use crate::tasks::{read_examples, Split, Task};
+use crate::tasks::{evaluation_text, read_examples, Split, Task};
 
 /// Arguments of `perplexity`.
 #[derive(Debug, clap::Args)]

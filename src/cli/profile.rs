@@ -130,10 +130,10 @@ pub struct MomentsArgs {
     #[arg(long)]
     pub data: Option<PathBuf>,
     /// Chunk length in tokens.
-    #[arg(long, default_value_t = crate::eval::moments::MOMENTS_CTX as u32, value_parser = super::opts::parse_ctx)]
+    #[arg(long, default_value_t = crate::fit::moments::MOMENTS_CTX as u32, value_parser = super::opts::parse_ctx)]
     pub ctx: u32,
     /// Most chunks (every token of each is summed).
-    #[arg(long, default_value_t = crate::eval::moments::MOMENTS_CHUNKS, value_parser = super::opts::parse_count)]
+    #[arg(long, default_value_t = crate::fit::moments::MOMENTS_CHUNKS, value_parser = super::opts::parse_count)]
     pub chunks: usize,
     #[command(flatten)]
     pub threads: super::opts::ThreadsArg,
@@ -266,7 +266,7 @@ fn sensitivity(a: SensitivityArgs) -> anyhow::Result<()> {
         paths.input("--data", crate::fsutil::bundled(d));
     });
     paths.check()?;
-    let req = crate::eval::sensitivity::SensitivityRequest {
+    let req = crate::fit::sensitivity::SensitivityRequest {
         model: a.model,
         profile: a.dir,
         task: a.task,
@@ -279,7 +279,7 @@ fn sensitivity(a: SensitivityArgs) -> anyhow::Result<()> {
         threads: a.threads.get(),
         progress: true,
     };
-    let s = crate::eval::sensitivity::measure(&req)?;
+    let s = crate::fit::sensitivity::measure(&req)?;
     std::fs::create_dir_all(&folder).with_context(|| format!("creating {}", folder.display()))?;
     let out = sensitivity_path(&ranking_dir, a.task, &s.model.sha256);
     ranking::write_json(&out, &s).with_context(|| format!("writing {}", out.display()))?;
@@ -295,8 +295,8 @@ fn task_files(data: Option<PathBuf>, task: Task) -> Vec<PathBuf> {
 fn moments(a: MomentsArgs) -> anyhow::Result<()> {
     anyhow::ensure!(a.dir.is_dir(), "profile directory {} does not exist", a.dir.display());
     let data = task_files(a.data, a.task);
-    let req = crate::eval::moments::MomentsRequest { model: a.model, task: a.task, data, ctx: a.ctx as usize, chunks: a.chunks, threads: a.threads.get() };
-    crate::eval::moments::write_task_moments(&a.dir, &req)
+    let req = crate::fit::moments::MomentsRequest { model: a.model, task: a.task, data, ctx: a.ctx as usize, chunks: a.chunks, threads: a.threads.get() };
+    crate::fit::moments::write_task_moments(&a.dir, &req)
 }
 
 /// One row of the overlap report.

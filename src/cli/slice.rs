@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Context};
 
-use crate::eval::chain::FitText;
+use crate::fit::chain::FitText;
 use crate::output::{format_bytes, Table};
 use crate::select::rewrite::parse_layer_range;
 use crate::select::variant::{default_compensation, Budget, Compensation, ComputedFit, Importance, Secondary, SliceVariant};
@@ -86,10 +86,10 @@ pub struct SliceArgs {
     pub fit_data: Option<PathBuf>,
     /// Chunk length in tokens of the refit-chained and refit-computed text (for
     /// refit-computed also the span whose tokens vote together, as one prompt).
-    #[arg(long, default_value_t = crate::eval::chain::FIT_CTX as u32, value_parser = super::opts::parse_ctx)]
+    #[arg(long, default_value_t = crate::fit::chain::FIT_CTX as u32, value_parser = super::opts::parse_ctx)]
     pub fit_ctx: u32,
     /// Most chunks of the refit-chained and refit-computed text.
-    #[arg(long, default_value_t = crate::eval::chain::FIT_CHUNKS, value_parser = super::opts::parse_count)]
+    #[arg(long, default_value_t = crate::fit::chain::FIT_CHUNKS, value_parser = super::opts::parse_count)]
     pub fit_chunks: usize,
     /// phi that --compensate refit-computed fits for: the computed share of N, as
     /// `--compute` will run the slice (in [--static, --load]).

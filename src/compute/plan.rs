@@ -7,6 +7,7 @@
 use anyhow::{bail, ensure};
 
 use super::Vote;
+use crate::profile::votes::computed_count;
 use crate::gguf::GgufFile;
 use crate::model::ModelInfo;
 use crate::select::SliceMeta;
@@ -118,17 +119,6 @@ impl ComputePlan {
     pub fn is_selective(&self) -> bool {
         self.layers.iter().flatten().any(|l| self.computed(l) < l.n_loaded)
     }
-}
-
-/// Neurons decode computes in a layer of `n_orig` neurons with `n_loaded` loaded and
-/// `n_static` static: `round(phi * n_orig)`, at most the loaded, at least the static.
-pub fn computed_count(phi: f64, n_orig: usize, n_loaded: usize, n_static: usize) -> usize {
-    ((phi * n_orig as f64).round() as usize).min(n_loaded).max(n_static)
-}
-
-/// Neurons each prompt token votes for among `n_loaded`: `ceil(alpha * n_loaded)`, at least one.
-pub fn votes_per_token(alpha: f64, n_loaded: usize) -> usize {
-    ((alpha * n_loaded as f64).ceil() as usize).max(1)
 }
 
 /// How decode ran beyond the paper's (|a| vote, no decode-side compensation), as

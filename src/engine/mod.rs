@@ -12,7 +12,6 @@ mod gather;
 mod inplace;
 mod interleave;
 mod model;
-pub mod os;
 mod pages;
 mod quantize;
 mod session;
@@ -23,7 +22,7 @@ pub use compact::{CompactLayer, CompactShape};
 pub use gather::{encode_columns, encode_transposed, gather_columns, gather_rows, requantize_columns, transpose_columns};
 pub use model::{LoadOptions, Model};
 pub use quantize::{quantize, TargetType};
-pub use session::{default_threads, GenerateOptions, GenerateStats, Session, SessionOptions};
+pub use session::{default_threads, MAX_THREADS, GenerateOptions, GenerateStats, Session, SessionOptions};
 
 /// A token id of the model's vocabulary.
 pub type Token = i32;

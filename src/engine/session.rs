@@ -43,6 +43,9 @@ impl std::fmt::Debug for SessionOptions {
     }
 }
 
+/// Most CPU threads a command accepts.
+pub const MAX_THREADS: i32 = 1024;
+
 /// The machine's available parallelism, as llama.cpp tools default to.
 pub fn default_threads() -> i32 {
     std::thread::available_parallelism().map_or(4, |n| n.get() as i32)

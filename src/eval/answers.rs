@@ -15,8 +15,9 @@
 use anyhow::ensure;
 
 use super::harness::prompt_with_shots;
-use super::perplexity::{nll, NllSpan};
+use super::perplexity::NllSpan;
 use crate::compute::SelectiveSession;
+use crate::profile::text::nll;
 use crate::tasks::Example;
 
 /// Per-example answer NLLs: prompt (with `shots`) prefilled and selected, then

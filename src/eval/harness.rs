@@ -19,7 +19,7 @@ use crate::memory::MemorySnapshot;
 use crate::model::ModelInfo;
 use crate::output::median;
 use crate::select::SliceMeta;
-use crate::tasks::{read_examples, Example, Split, Task, TEMPLATE_VERSION};
+use crate::tasks::{read_examples, solved_example, Example, Split, Task, TEMPLATE_VERSION};
 
 // The method and the row live in their own files; these paths are the ones the
 // rest of the crate has always used.
@@ -33,11 +33,6 @@ pub fn task_limits(task: Task) -> (usize, &'static [&'static str]) {
         Task::Translate => (128, &["\n"]),
         Task::Summarize => (96, &["\n"]),
     }
-}
-
-/// A solved example: its prompt followed by its first reference.
-pub fn solved_example(ex: &Example) -> String {
-    format!("{} {}", ex.prompt(), ex.references[0])
 }
 
 /// The prompt of `ex` with `shots` solved examples before it.

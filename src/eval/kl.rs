@@ -8,8 +8,9 @@
 use anyhow::ensure;
 
 use super::bootstrap::{percentile_interval, resamples, RESAMPLES, SEED};
-use super::perplexity::{score_chunks, text_chunks, Perplexity};
+use super::perplexity::{with_interval, Perplexity};
 use crate::engine::{Model, Session, SessionOptions};
+use crate::profile::text::{score_chunks, text_chunks};
 
 /// Mean KL divergence over a text's scored tokens.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -47,7 +48,7 @@ pub fn perplexity_and_kl(model: &Model, reference: &Model, text: &str, n_ctx: us
     ensure!(text_chunks(reference, text, n_ctx, max_chunks)? == chunks, "the reference tokenizes the text differently: KL needs the same tokenizer");
     let mut r = Session::new(reference, SessionOptions { n_ctx: n_ctx as u32, n_batch: n_ctx as u32, threads, observer: None })?;
     let (mut chunk_kl, mut same, mut count) = (Vec::with_capacity(chunks.len()), 0usize, 0usize);
-    let p = score_chunks(model, &chunks, threads, None, |chunk, logits| {
+    let p = with_interval(score_chunks(model, &chunks, threads, None, |chunk, logits| {
         let ref_logits = r.eval_logits_from(chunk, n_ctx / 2)?;
         let mut sum = 0.0;
         for (rl, l) in ref_logits.iter().zip(logits) {
@@ -58,7 +59,7 @@ pub fn perplexity_and_kl(model: &Model, reference: &Model, text: &str, n_ctx: us
         }
         chunk_kl.push(sum);
         Ok(())
-    })?;
+    })?);
     let per_chunk = count / chunks.len();
     let mean_of = |idx: &[usize]| idx.iter().map(|&i| chunk_kl[i]).sum::<f64>() / (per_chunk * idx.len()).max(1) as f64;
     let all: Vec<usize> = (0..chunk_kl.len()).collect();

@@ -9,7 +9,7 @@
 //! selective computation does not apply).
 //!
 //! Besides plain text files (wikitext-2), a task's own evaluation text can be
-//! scored ([`evaluation_text`]): each evaluation example's prompt followed by its
+//! scored ([`crate::tasks::evaluation_text`]): each evaluation example's prompt followed by its
 //! reference answer, the text a task-specific slice must still model. Experiments
 //! keep one [`PerplexityRow`] per (file, text) in `perplexity.csv`.
 //!
@@ -21,13 +21,11 @@
 //! that a report can pair it later. [`NllSpan`] serves answer perplexity too
 //! ([`super::answers`]), where the units are examples.
 
-use std::path::PathBuf;
-
-use anyhow::{ensure, Context};
+use anyhow::ensure;
 
 use super::bootstrap::{percentile_interval, resamples, Interval, RESAMPLES, SEED};
-use crate::engine::{Model, Session, SessionOptions, TensorObserver, Token};
-use crate::tasks::{read_examples, Example, Split, Task};
+use crate::engine::Model;
+use crate::profile::text::{text_nll, TextNll};
 
 /// The outcome of [`perplexity`].
 #[derive(Debug, Clone, serde::Serialize)]
@@ -171,110 +169,22 @@ pub fn format_chunk_nll(chunk_nll: &[f64]) -> String {
     chunk_nll.iter().map(f64::to_string).collect::<Vec<_>>().join(";")
 }
 
-/// A task's evaluation text: every example solved (its prompt, a space, its first
-/// reference; [`crate::eval::harness::solved_example`], as k-shot examples are
-/// written), separated by blank lines.
-pub fn evaluation_text(examples: &[Example]) -> String {
-    examples.iter().map(crate::eval::harness::solved_example).collect::<Vec<_>>().join("\n\n")
-}
-
-/// -log softmax(logits)[target], computed in f64.
-pub fn nll(logits: &[f32], target: usize) -> f64 {
-    let max = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max) as f64;
-    let sum: f64 = logits.iter().map(|&x| (x as f64 - max).exp()).sum();
-    -(logits[target] as f64 - max - sum.ln())
-}
-
 /// Perplexity of `text` in chunks of `n_ctx` tokens (at most `max_chunks`).
 pub fn perplexity(model: &Model, text: &str, n_ctx: usize, max_chunks: Option<usize>, threads: i32) -> anyhow::Result<Perplexity> {
-    perplexity_observed(model, text, n_ctx, max_chunks, threads, None)
+    Ok(with_interval(text_nll(model, text, n_ctx, max_chunks, threads, None)?))
 }
 
-/// [`perplexity`] with an observer on the graph (e.g. a
-/// [`crate::select::NeuronMask`] that slices layers without writing a file).
-pub fn perplexity_observed(
-    model: &Model,
-    text: &str,
-    n_ctx: usize,
-    max_chunks: Option<usize>,
-    threads: i32,
-    observer: Option<Box<dyn TensorObserver>>,
-) -> anyhow::Result<Perplexity> {
-    let chunks = text_chunks(model, text, n_ctx, max_chunks)?;
-    score_chunks(model, &chunks, threads, observer, |_, _| Ok(()))
-}
-
-/// The perplexity of `chunks` (each `n_ctx` tokens long) through `model`; `also`
-/// gets each chunk and the logits of its scored positions (n_ctx/2 .. n_ctx - 1,
-/// each predicting the next token), for measures taken in the same pass.
-pub fn score_chunks(
-    model: &Model,
-    chunks: &[Vec<Token>],
-    threads: i32,
-    observer: Option<Box<dyn TensorObserver>>,
-    mut also: impl FnMut(&[Token], &[Vec<f32>]) -> anyhow::Result<()>,
-) -> anyhow::Result<Perplexity> {
-    ensure!(chunks.first().is_some_and(|c| c.len() >= 16), "perplexity needs at least one chunk of 16 or more tokens");
-    let (n_chunks, n_ctx) = (chunks.len(), chunks[0].len());
-    let mut s = Session::new(model, SessionOptions { n_ctx: n_ctx as u32, n_batch: n_ctx as u32, threads, observer })?;
-    let mut chunk_nll = Vec::with_capacity(n_chunks);
-    let per_chunk = n_ctx - 1 - n_ctx / 2;
-    let bar = crate::output::progress_bar(true, n_chunks as u64, "perplexity");
-    for chunk in chunks {
-        // Logits of the scored half only (the output layer dominates on large vocabularies).
-        let logits = s.eval_logits_from(chunk, n_ctx / 2)?;
-        chunk_nll.push((n_ctx / 2..n_ctx - 1).map(|j| nll(&logits[j - n_ctx / 2], chunk[j + 1] as usize)).sum::<f64>());
-        also(chunk, &logits[..per_chunk])?;
-        bar.inc(1);
-    }
-    bar.finish_and_clear();
-    let count = per_chunk * n_chunks;
-    let mean = chunk_nll.iter().sum::<f64>() / count as f64;
-    let iv = (n_chunks > 1).then(|| perplexity_interval(&chunk_spans(&chunk_nll, per_chunk)));
-    Ok(Perplexity { ppl: mean.exp(), ppl_lo: iv.map(|iv| iv.lo), ppl_hi: iv.map(|iv| iv.hi), mean_nll: mean, tokens: count, chunks: n_chunks, n_ctx, chunk_nll })
-}
-
-/// The chunks perplexity scores: `text`'s tokens in runs of `n_ctx` (at most
-/// `max_chunks`, at least one), each beginning with BOS as llama-perplexity's do.
-pub fn text_chunks(model: &Model, text: &str, n_ctx: usize, max_chunks: Option<usize>) -> anyhow::Result<Vec<Vec<Token>>> {
-    ensure!(n_ctx >= 16, "the chunk length must be at least 16 tokens");
-    let tokens = model.tokenize(text, true, false);
-    let n_chunks = (tokens.len() / n_ctx).min(max_chunks.unwrap_or(usize::MAX));
-    ensure!(n_chunks > 0, "the text has {} tokens, fewer than one chunk of {n_ctx}", tokens.len());
-    let bos = model.tokenize("", true, false).first().copied();
-    Ok(tokens
-        .chunks_exact(n_ctx)
-        .take(n_chunks)
-        .map(|c| {
-            let mut chunk = c.to_vec();
-            if let Some(b) = bos {
-                chunk[0] = b;
-            }
-            chunk
-        })
-        .collect())
-}
-
-/// The profiling split of each task file, each example as its prompt and first
-/// reference, files joined by a blank line.
-pub fn profiling_text(data: &[PathBuf], task: Task) -> anyhow::Result<String> {
-    let mut texts = Vec::new();
-    for d in data {
-        let examples = read_examples(d, task).with_context(|| format!("reading the profiling text of {}", d.display()))?;
-        texts.push(evaluation_text(Split::Profile.select(&examples)));
-    }
-    Ok(texts.join("\n\n"))
-}
-
-/// File names of the task files, as measurement files record them.
-pub fn data_names(data: &[PathBuf]) -> Vec<String> {
-    data.iter().map(|d| d.file_name().map_or_else(|| d.display().to_string(), |n| n.to_string_lossy().into_owned())).collect()
+/// The perplexity of a pass over chunks ([`crate::profile::text`]) with its
+/// interval over the chunks (none for one chunk).
+pub fn with_interval(t: TextNll) -> Perplexity {
+    let iv = (t.chunks > 1).then(|| perplexity_interval(&chunk_spans(&t.chunk_nll, t.per_chunk)));
+    Perplexity { ppl: t.ppl, ppl_lo: iv.map(|iv| iv.lo), ppl_hi: iv.map(|iv| iv.hi), mean_nll: t.mean_nll, tokens: t.tokens, chunks: t.chunks, n_ctx: t.n_ctx, chunk_nll: t.chunk_nll }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tasks::{read_examples, Task};
+    use crate::tasks::{evaluation_text, read_examples, Task};
 
     #[test]
     fn the_evaluation_text_is_each_prompt_followed_by_its_reference() {
@@ -341,13 +251,5 @@ mod tests {
         assert!(a.paired_with(&PerplexityRow { chunk_nll: String::new(), ..b.clone() }).is_none());
         assert!(PerplexityRow { chunks: 3, ..a.clone() }.chunk_spans().is_none());
         assert!(PerplexityRow { chunks: 1, tokens: 7, chunk_nll: "10.5".into(), ..a.clone() }.chunk_spans().is_none(), "one chunk: no interval");
-    }
-
-    #[test]
-    fn nll_is_minus_log_softmax() {
-        // Uniform logits: -log(1/4).
-        assert!((nll(&[1.0; 4], 2) - 4f64.ln()).abs() < 1e-12);
-        // softmax([0, ln 3]) = [1/4, 3/4].
-        assert!((nll(&[0.0, 3f32.ln()], 1) - (4.0f64 / 3.0).ln()).abs() < 1e-7);
     }
 }

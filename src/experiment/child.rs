@@ -234,11 +234,8 @@ fn cell_variant(cell: &Cell) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use clap::Parser;
-
+pub(crate) mod tests {
     use super::*;
-    use crate::cli::{Args, Command};
     use crate::experiment::config::Experiment;
 
     const TWO_PAIRS: &str = "
@@ -269,37 +266,14 @@ methods:
     speed_only: 16
 ";
 
-    fn cells() -> Vec<Cell> {
+    /// The cells of an experiment with every kind of method (shared with
+    /// `cli/experiment.rs`'s tests, which parse their arguments back).
+    pub(crate) fn cells() -> Vec<Cell> {
         Experiment::parse(TWO_PAIRS).unwrap().cells()
     }
 
-    fn calls(cells: &[Cell]) -> Vec<EvalCall<'_>> {
+    pub(crate) fn calls(cells: &[Cell]) -> Vec<EvalCall<'_>> {
         cells.iter().map(|c| EvalCall::new(c, c.prep.path("tiny"), c.examples - 1)).collect()
-    }
-
-    /// Every cell's arguments, parsed by the `selectinfer eval` clap definition,
-    /// ask for what the call says.
-    #[test]
-    fn args_parse_back_through_the_eval_command() {
-        let cells = cells();
-        let calls = calls(&cells);
-        assert!(cells.iter().any(|c| c.no_static) && cells.iter().any(|c| c.compute_layers.is_some()) && cells.iter().any(|c| c.mem_cap.is_some()));
-        let (csv, outputs) = (Path::new("results/x/results.csv"), Path::new("results/x/outputs/o.jsonl"));
-        for call in &calls {
-            let mut argv = vec!["selectinfer".to_string()];
-            argv.extend(call.args(csv, Some(outputs), 3));
-            let parsed = Args::try_parse_from(&argv).unwrap_or_else(|e| panic!("{argv:?}: {e}"));
-            let Command::Eval(a) = parsed.command else { panic!("{argv:?} is not an eval command") };
-            assert_eq!((a.out.as_path(), a.outputs.as_deref()), (csv, Some(outputs)));
-            let (req, cell) = (a.request().unwrap(), call.cell);
-            assert_eq!((&req.model, req.method, req.task, &req.data), (&call.model, cell.method, cell.task, &cell.data), "{argv:?}");
-            assert_eq!((req.limit, req.shots, req.threads, req.chat), (Some(cell.examples), cell.shots, 3, false), "{argv:?}");
-            assert_eq!((req.mem_cap, req.speed_only), (cell.mem_cap, cell.speed_only), "{argv:?}");
-            let compute = req.compute.as_ref().map(|c| ((c.compute, c.token_share), c.no_static, c.layers.clone()));
-            let want = cell.compute.map(|c| (c, cell.no_static, cell.compute_layers.clone()));
-            assert_eq!(compute, want, "{argv:?}");
-            assert_eq!((req.vote, req.decode_bias, req.decode_refit), (cell.vote, cell.decode_bias, cell.decode_refit), "{argv:?}");
-        }
     }
 
     #[test]

@@ -12,7 +12,7 @@
 //! slice with a bias (compensate: mean or refit). Then each cell's child
 //! command line (`eval`, `perplexity`) is parsed by the real command definitions,
 //! with their value checks and the options that apply only with others
-//! ([`crate::cli::applies`]), exactly as the child will parse it.
+//! ([`crate::cli::applies`]), exactly as the child will parse it ([`ChildParser`]).
 
 use std::path::Path;
 
@@ -23,24 +23,11 @@ use crate::model::ModelInfo;
 use crate::select::variant::Compensation;
 use crate::select::DownLayout;
 
-/// Parses a child's arguments as the child will; the error names the cell.
-fn child_parses(label: &str, args: Vec<String>) -> anyhow::Result<()> {
-    use clap::CommandFactory;
-    let argv = std::iter::once("selectinfer".to_string()).chain(args);
-    let matches = match crate::cli::Args::command().try_get_matches_from(argv) {
-        Ok(m) => m,
-        Err(e) => {
-            let text = e.to_string();
-            bail!("{label}: its child would refuse it: {}", text.lines().next().unwrap_or("").trim_start_matches("error: "))
-        }
-    };
-    for (cmd, m) in crate::cli::paths::levels(&matches) {
-        if let Some(why) = crate::cli::applies::unapplied(&cmd, &m) {
-            bail!("{label}: its child would refuse it: {why}");
-        }
-    }
-    Ok(())
-}
+/// The command line's own check of a child's arguments (without the program
+/// name), as the child will parse them: `Err` says why the child would refuse
+/// them. The command line ([`crate::cli`]) supplies it, so that this check needs
+/// nothing above it.
+pub type ChildParser<'a> = dyn Fn(Vec<String>) -> Result<(), String> + 'a;
 
 /// The decode bias or refit of a cell needs a column-major profile slice with a down
 /// bias. A quantized base keeps whole blocks of `ffn_down` columns (256 for Q4_K_M's
@@ -74,9 +61,10 @@ fn check_decode_shift(label: &str, c: &Cell, widths: Option<&[u64]>) -> anyhow::
 }
 
 /// Checks every cell of `e`; the error names the first bad cell and field.
-pub fn check(e: &Experiment, cells: &[Cell]) -> anyhow::Result<()> {
-    if !(1..=crate::cli::opts::MAX_THREADS).contains(&e.threads) {
-        bail!("threads is {}; give 1 to {}", e.threads, crate::cli::opts::MAX_THREADS);
+pub fn check(e: &Experiment, cells: &[Cell], parses: &ChildParser<'_>) -> anyhow::Result<()> {
+    let child_parses = |label: &str, args: Vec<String>| parses(args).map_err(|why| anyhow::anyhow!("{label}: its child would refuse it: {why}"));
+    if !(1..=crate::engine::MAX_THREADS).contains(&e.threads) {
+        bail!("threads is {}; give 1 to {}", e.threads, crate::engine::MAX_THREADS);
     }
     let widths: Vec<Option<Vec<u64>>> = e.models.iter().map(model_widths).collect();
     for c in cells {

@@ -338,6 +338,14 @@ impl HeaderReader<'_> {
     }
 }
 
+/// Parses `blk.<layer>.<rest>` into its layer and the rest (tensor names of
+/// repeating blocks).
+pub fn split_block_name(name: &str) -> Option<(usize, &str)> {
+    let rest = name.strip_prefix("blk.")?;
+    let (layer, rest) = rest.split_once('.')?;
+    Some((layer.parse().ok()?, rest))
+}
+
 /// A one-line rendering of a metadata value; arrays longer than 8 show their first
 /// entries and their length.
 pub fn summarize_value(v: &Value) -> String {

@@ -8,7 +8,7 @@
 //! with a message naming the key or tensor, before any llama.cpp call.
 
 use super::{GgufFile, TensorInfo};
-use crate::model::split_block_name;
+use super::split_block_name;
 
 /// llama.cpp's `LLAMA_MAX_LAYERS` (src/llama-hparams.h): per-layer arrays have this size.
 pub const MAX_LAYERS: u64 = 512;

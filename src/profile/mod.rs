@@ -8,10 +8,13 @@
 //! the greedy continuation, each counted once. [`ranking::merge`] turns raw sums
 //! into the rankings that selective loading ([`crate`]'s select stage) consumes.
 
+pub mod keep;
 pub mod ranking;
 pub mod moments;
 pub mod sensitivity;
 pub mod stats;
+pub mod text;
+pub mod votes;
 pub mod weights;
 pub mod validate;
 

@@ -1,7 +1,8 @@
 //! Second moments of each layer's FFN activations (the vector a(t) that enters
 //! `ffn_down`) over a task's profiling tokens: the token count T, the sum of a(t)
 //! and the Gram matrix sum of a(t) a(t)^T. `slice --compensate refit` fits the
-//! kept neurons' `ffn_down` columns to them ([`crate::select::refit`]).
+//! kept neurons' `ffn_down` columns to them ([`crate::fit::solve`]), measured by
+//! [`crate::fit::moments`].
 //!
 //! File `DIR/moments/<task>.<sha12>.bin`, keyed by the first 12 hex digits of the
 //! sha256 of the model it was measured on, so that measuring for one file (a

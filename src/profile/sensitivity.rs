@@ -6,7 +6,7 @@
 //! moments, or under `DIR/contribution/` for the contribution ranking);
 //! `slice --budget output` reads it
 //! ([`crate::select::variant::Budget::Output`]). The measurement itself runs the
-//! engine and lives with the evaluation ([`crate::eval::sensitivity`]).
+//! engine and lives with the fit ([`crate::fit::sensitivity`]).
 
 use std::path::{Path, PathBuf};
 

@@ -51,7 +51,7 @@ impl<'a> DownRows<'a> {
     /// F32/F16/BF16, dequantized otherwise.
     pub fn row(&self, e: usize, out: &mut Vec<f32>) -> anyhow::Result<()> {
         let raw = &self.bytes[e * self.row_bytes..(e + 1) * self.row_bytes];
-        let values = crate::synth::decode_floats(raw, self.ty).or_else(|| crate::engine::dequantize(self.ty.0, raw, self.n_ff));
+        let values = crate::util::floats::decode_floats(raw, self.ty).or_else(|| crate::engine::dequantize(self.ty.0, raw, self.n_ff));
         *out = values.with_context(|| format!("cannot dequantize {} ({})", self.name, self.ty))?;
         Ok(())
     }

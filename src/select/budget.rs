@@ -92,37 +92,3 @@ pub fn choose_load(g: &GgufFile, budget: u64, n_ctx: u64, static_share: f64, ran
         mib(w + kv)
     )
 }
-
-/// Parses a size such as `300MiB`, `1.5GiB`, `500MB` or a plain byte count.
-pub fn parse_size(s: &str) -> Result<u64, String> {
-    let t = s.trim();
-    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
-    let v: f64 = num.parse().map_err(|_| format!("bad size {s:?}: expected e.g. 300MiB"))?;
-    let mult = match unit.trim().to_ascii_lowercase().as_str() {
-        "" | "b" => 1.0,
-        "k" | "kb" => 1e3,
-        "kib" => 1024.0,
-        "m" | "mb" => 1e6,
-        "mib" => 1048576.0,
-        "g" | "gb" => 1e9,
-        "gib" => 1073741824.0,
-        other => return Err(format!("bad size unit {other:?} in {s:?} (use B, KiB, MiB, GiB, KB, MB, GB)")),
-    };
-    Ok((v * mult) as u64)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::parse_size;
-
-    #[test]
-    fn sizes_parse_with_units() {
-        assert_eq!(parse_size("300MiB"), Ok(300 * 1048576));
-        assert_eq!(parse_size("1.5GiB"), Ok(1610612736));
-        assert_eq!(parse_size("500MB"), Ok(500_000_000));
-        assert_eq!(parse_size("1024"), Ok(1024));
-        assert!(parse_size("12 parsecs").is_err());
-        assert!(parse_size("MiB").is_err());
-    }
-}

@@ -24,15 +24,17 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, ensure, Context};
 
 use super::meta::{SliceMeta, META_PREFIX};
-use super::plan::{keep_from_profile, keep_random, LayerKeep};
-use super::variant::{Compensated, SliceVariant};
+use super::variant::SliceVariant;
 use crate::engine::{encode_columns, encode_transposed, gather_columns, gather_rows, requantize_columns, transpose_columns, LoadOptions, Model};
-use crate::eval::chain::{Chain, FitText};
+use crate::fit::chain::{Chain, FitText};
+use crate::fit::Compensated;
 use crate::gguf::{GgmlType, GgufFile, GgufWriter, TensorInfo, TensorSpec, Value};
 use crate::model::{ffn_down_neuron_major, split_block_name, ModelInfo};
+use crate::profile::keep::{keep_from_profile, keep_random, LayerKeep};
 use crate::profile::ranking::{model_ranking_path, task_ranking_path};
 use crate::profile::{file_sha256, fingerprint_with_sha256};
-use crate::synth::{encode_floats, SplitMix64};
+use crate::util::floats::encode_floats;
+use crate::util::rng::SplitMix64;
 use crate::tasks::Task;
 
 /// How a slice stores `ffn_down`.
@@ -246,12 +248,12 @@ pub fn slice_model_with(req: &SliceRequest, variant: &SliceVariant, fit: &FitTex
             let keeps: Vec<Option<LayerKeep>> = (0..info.n_layer)
                 .map(|l| range.contains(&l).then(|| keep_from_profile(&base.layers[l], &secondary.layers[l], loads[l], req.static_share.min(loads[l]))))
                 .collect();
-            if variant.compensation == super::variant::Compensation::Refit {
+            if variant.compensation == crate::fit::Compensation::Refit {
                 // Refused before minutes of measuring where the bias would not be read.
-                if let Some(why) = super::variant::down_bias_unread(&info) {
+                if let Some(why) = crate::fit::down_bias_unread(&info) {
                     bail!("--compensate refit writes {why}");
                 }
-                crate::eval::moments::measure_on_first_use(dir, &req.model, *task, fit.threads, &fp.sha256, &crate::profile::ranking::lineage(&src))?;
+                crate::fit::moments::measure_on_first_use(dir, &req.model, *task, fit.threads, &fp.sha256, &crate::profile::ranking::lineage(&src))?;
             }
             (keeps, Some(task.name().to_string()), None, Some(variant.selection_sha256(dir, *task, &fp.sha256, &crate::profile::ranking::lineage(&src))?))
         }
@@ -304,7 +306,9 @@ pub fn slice_model_with(req: &SliceRequest, variant: &SliceVariant, fit: &FitTex
         let meta = SliceMeta { layer_end: upto.min(meta.layer_end), kept: prefix(&meta.kept), static_set: prefix(&meta.static_set), ..meta.clone() };
         write_sliced(&src, &info, &keeps, &meta, fitted, path).map(|_| ())
     };
-    let compensated = variant.compensation(
+    let compensated = crate::fit::compensate(
+        variant.compensation,
+        variant.computed_fit,
         &src,
         &info,
         &keeps,
@@ -492,7 +496,7 @@ pub fn block_rounded_load(gamma: f64, n: usize, block: usize) -> f64 {
     if block <= 1 || n == 0 {
         return gamma;
     }
-    let k = super::plan::count(gamma, n);
+    let k = crate::profile::keep::count(gamma, n);
     let rounded = ((k + block / 2) / block * block).clamp(block.min(n), n);
     rounded as f64 / n as f64
 }

@@ -97,7 +97,7 @@ fn check_layer(g: &GgufFile, l: usize, width: u64, source: u64, static_share: f6
         return Err(format!("{} is not the first {} entries of {} (static neurons are stored first)", name("static"), stat.len(), name("kept")));
     }
     // The slicer keeps round(delta x N) static neurons of the N source neurons (at most the kept ones).
-    let expected = super::plan::count(static_share, source as usize).min(kept.len());
+    let expected = crate::profile::keep::count(static_share, source as usize).min(kept.len());
     if stat.len() != expected {
         return Err(format!(
             "{} has {} entries, but {} (delta) {static_share} of the {source} neurons {}[{l}] names is {expected}",

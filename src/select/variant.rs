@@ -26,12 +26,16 @@ use std::path::Path;
 use anyhow::{bail, ensure, Context};
 
 use super::meta::key;
-use super::plan::{count, LayerKeep};
+pub use crate::fit::computed::ComputedFit;
+use crate::fit::down_bias_unread;
+pub use crate::fit::Compensation;
 use crate::gguf::{GgufFile, Value};
 use crate::model::ModelInfo;
 pub use crate::profile::ranking::Importance;
-use crate::profile::ranking::{check_model_lineage, model_ranking_path, read_ranking, read_raw_dir, signed_means, task_ranking_path, ModelFingerprint, Ranking};
-use crate::profile::moments::{read_layer_moments, required_moments};
+pub use crate::profile::keep::Secondary;
+use crate::profile::keep::{count, slice_rankings};
+use crate::profile::ranking::{model_ranking_path, read_ranking, task_ranking_path, ModelFingerprint, Ranking};
+use crate::profile::moments::required_moments;
 use crate::profile::sensitivity::{find_sensitivity, read_sensitivity, sensitivity_path, LayerSensitivity};
 use crate::tasks::Task;
 
@@ -71,73 +75,6 @@ impl Budget {
 /// every layer with a measured cost.
 pub const MIN_LAYER_COST: f64 = 1e-4;
 
-/// What replaces the dropped neurons' output.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize, clap::ValueEnum)]
-#[serde(rename_all = "lowercase")]
-pub enum Compensation {
-    /// Nothing (the paper's).
-    #[default]
-    None,
-    /// Their mean contribution over the profiling tokens, as an `ffn_down` bias.
-    Mean,
-    /// The kept `ffn_down` columns and a bias fitted by ridge regression to the whole
-    /// layer's output over the profiling tokens ([`super::refit`]; needs the task's
-    /// activation moments, `profile moments`).
-    Refit,
-    /// The same fit, layer after layer, on the activations of the slice with the
-    /// layers before already refitted, to the whole model's output
-    /// ([`crate::eval::chain`]; runs the task's profiling text once per sparsified
-    /// layer).
-    #[serde(rename = "refit-chained")]
-    RefitChained,
-    /// The refit for selective computation: each profiling chunk's tokens count
-    /// once with every loaded neuron (as prefill computes them) and once with only
-    /// the static neurons and the chunk's dynamic set (as decode computes them),
-    /// the set chosen by the chunk's own votes ([`ComputedFit`];
-    /// [`crate::eval::computed`]; runs the task's profiling text once).
-    #[serde(rename = "refit-computed")]
-    RefitComputed,
-}
-
-impl Compensation {
-    /// The name used on the command line and in metadata.
-    pub fn name(self) -> &'static str {
-        match self {
-            Compensation::None => "none",
-            Compensation::Mean => "mean",
-            Compensation::Refit => "refit",
-            Compensation::RefitChained => "refit-chained",
-            Compensation::RefitComputed => "refit-computed",
-        }
-    }
-}
-
-/// What compensation writes: new `ffn_down` biases and, for the refit, each
-/// sparsified layer's new kept columns (row-major `[n_embd][kept]`).
-#[derive(Debug, Default)]
-pub struct Compensated {
-    pub biases: Vec<(String, Vec<f32>)>,
-    pub columns: Vec<Option<Vec<f32>>>,
-}
-
-/// Why a written `ffn_down` bias would not be read by llama.cpp's loader of this
-/// model's architecture, if it would not: only its llama builder and, with
-/// patches 0009 and 0010, its gemma3, qwen2 and qwen3 builders load an optional
-/// `ffn_down.bias`.
-pub fn down_bias_unread(info: &ModelInfo) -> Option<String> {
-    down_bias_unread_by(&info.architecture)
-}
-
-/// [`down_bias_unread`] for an architecture name.
-fn down_bias_unread_by(architecture: &str) -> Option<String> {
-    (!matches!(architecture, "llama" | "gemma3" | "qwen2" | "qwen3")).then(|| {
-        format!(
-            "an ffn_down bias, which llama.cpp's {architecture} loader does not read (only its llama builder and, with patches 0009 and 0010, \
-             its gemma3, qwen2 and qwen3 builders load an optional ffn_down.bias)"
-        )
-    })
-}
-
 /// The compensation of a profile slice of `src` when none is asked for: the refit
 /// (`Refit`, measured to keep more of every task's score than the paper's selection
 /// on both models here, docs/selection.md) where the loader reads the bias it
@@ -172,46 +109,6 @@ pub struct SliceVariant {
     pub secondary: Secondary,
     /// The selective computation that `refit-computed` fits for (unused otherwise).
     pub computed_fit: ComputedFit,
-}
-
-/// The selective computation that [`Compensation::RefitComputed`] fits the kept
-/// columns for, as `--compute` will run it.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
-pub struct ComputedFit {
-    /// phi: the computed share of the layer's original N neurons.
-    pub compute: f64,
-    /// alpha: the share of the loaded neurons each token votes for (by |a|).
-    pub token_share: f64,
-    /// The decode role's share of the fit: each token weighs `1 - share` with every
-    /// loaded neuron (prefill) and `share` with the computed ones only (decode).
-    pub decode_share: f64,
-}
-
-impl Default for ComputedFit {
-    fn default() -> ComputedFit {
-        ComputedFit { compute: 0.4, token_share: 0.2, decode_share: 0.5 }
-    }
-}
-
-/// Which ranking fills the loaded neurons after the static ones.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize, clap::ValueEnum)]
-#[serde(rename_all = "lowercase")]
-pub enum Secondary {
-    /// The model-wide ranking, the mean over tasks (the paper's).
-    #[default]
-    Model,
-    /// The task's own ranking: the slice keeps the task's top gamma*N.
-    Task,
-}
-
-impl Secondary {
-    /// The name used on the command line and in metadata.
-    pub fn name(self) -> &'static str {
-        match self {
-            Secondary::Model => "model",
-            Secondary::Task => "task",
-        }
-    }
 }
 
 impl Default for SliceVariant {
@@ -386,20 +283,9 @@ impl SliceVariant {
     }
 
     /// The base (the task's) and secondary rankings a profile slice of `task` takes
-    /// its neurons from, each checked to describe the model `fp` (or a file in its
-    /// `lineage`).
+    /// its neurons from ([`slice_rankings`]).
     pub fn slice_rankings(&self, dir: &Path, task: Task, fp: &ModelFingerprint, lineage: &[String]) -> anyhow::Result<(Ranking, Ranking)> {
-        let dir = &self.importance.ranking_dir(dir);
-        let sec_path = match self.secondary {
-            Secondary::Model => model_ranking_path(dir),
-            Secondary::Task => task_ranking_path(dir, task),
-        };
-        let base_path = task_ranking_path(dir, task);
-        let base = read_ranking(&base_path, dir)?;
-        let secondary = read_ranking(&sec_path, dir)?;
-        check_model_lineage(&base_path, &base.model, fp, lineage)?;
-        check_model_lineage(&sec_path, &secondary.model, fp, lineage)?;
-        Ok((base, secondary))
+        slice_rankings(dir, self.importance, self.secondary, task, fp, lineage)
     }
 
     /// What a profile slice of this variant records as its profile
@@ -439,84 +325,6 @@ impl SliceVariant {
         Ok(read_ranking(&path, dir)?)
     }
 
-    /// What compensates each sparsified layer's dropped neurons. Mean: the bias
-    /// b = sum over dropped n of W_down[:, n] x mean a_n over the task's profiling
-    /// tokens. Refit: new kept columns and a bias ([`super::refit`]), chained: the
-    /// same fitted layer after layer on the slice's own activations
-    /// ([`crate::eval::chain`]). Nothing without compensation.
-    pub fn compensation(
-        &self,
-        src: &GgufFile,
-        info: &ModelInfo,
-        keeps: &[Option<LayerKeep>],
-        profile: Option<(&Path, Task)>,
-        fp: &ModelFingerprint,
-        lineage: &[String],
-        chain: crate::eval::chain::Chain<'_>,
-    ) -> anyhow::Result<Compensated> {
-        let mut out = Compensated { biases: Vec::new(), columns: vec![None; info.n_layer] };
-        if self.compensation == Compensation::None {
-            return Ok(out);
-        }
-        let flag = self.compensation.name();
-        let Some((dir, task)) = profile else { bail!("--compensate {flag} needs a profile (--profile DIR --task T), not --random") };
-        if let Some(why) = down_bias_unread(info) {
-            bail!("--compensate {flag} writes {why}");
-        }
-        let sparsified = || keeps.iter().enumerate().filter_map(|(l, k)| k.as_ref().filter(|k| !k.is_whole(info.n_ff[l] as usize)).map(|k| (l, k)));
-        for (l, _) in sparsified() {
-            let name = format!("blk.{l}.ffn_down.bias");
-            ensure!(src.tensor(&name).is_none(), "{} already has {name}; compensating a model with down biases is not supported", src.path.display());
-        }
-        if self.compensation == Compensation::RefitChained {
-            return crate::eval::chain::chained_refit(src, info, keeps, task, chain);
-        }
-        if self.compensation == Compensation::RefitComputed {
-            return crate::eval::computed::computed_refit(src, info, keeps, task, chain.text, self.computed_fit);
-        }
-        if self.compensation == Compensation::Refit {
-            let path = required_moments(dir, task, &fp.sha256, lineage)?;
-            for (l, keep) in sparsified() {
-                let (header, moments) = read_layer_moments(&path, l)?;
-                check_model_lineage(&path, &header.model, fp, lineage)?;
-                ensure!(header.task == task, "{} holds {} moments, not {task}", path.display(), header.task);
-                ensure!(
-                    header.n_ff.iter().map(|&n| n as u64).eq(info.n_ff.iter().copied()),
-                    "{} describes FFN widths {:?}, but {} has {:?}",
-                    path.display(),
-                    header.n_ff,
-                    src.path.display(),
-                    info.n_ff
-                );
-                let (w, n_embd, n_ff) = crate::profile::weights::down_matrix(src, l)?;
-                let fit = super::refit::refit_down(&w, n_embd, n_ff, &keep.kept, &moments, super::refit::REFIT_DAMPING)
-                    .with_context(|| format!("refitting layer {l} from {}", path.display()))?;
-                out.biases.push((format!("blk.{l}.ffn_down.bias"), fit.bias));
-                out.columns[l] = Some(fit.columns);
-            }
-            return Ok(out);
-        }
-        let raws = read_raw_dir(dir)?;
-        let means = signed_means(&raws, Some(task)).map_err(anyhow::Error::msg).with_context(|| format!("cannot compensate from {}", dir.display()))?;
-        for (l, keep) in sparsified() {
-            out.biases.push((format!("blk.{l}.ffn_down.bias"), dropped_contribution(src, l, &keep.kept, &means[l])?));
-        }
-        Ok(out)
-    }
-}
-
-/// W_down[:, dropped] x mean[dropped] of layer `l` (dropped = not in `kept`).
-pub fn dropped_contribution(src: &GgufFile, l: usize, kept: &[u32], mean: &[f64]) -> anyhow::Result<Vec<f32>> {
-    let (m, n_embd, n_ff) = crate::profile::weights::down_matrix(src, l)?;
-    ensure!(mean.len() == n_ff, "layer {l}: the profile has {} neurons, the model {n_ff}", mean.len());
-    let mut dropped = vec![true; n_ff];
-    kept.iter().for_each(|&k| dropped[k as usize] = false);
-    Ok((0..n_embd)
-        .map(|r| {
-            let row = &m[r * n_ff..(r + 1) * n_ff];
-            (0..n_ff).filter(|&n| dropped[n]).map(|n| f64::from(row[n]) * mean[n]).sum::<f64>() as f32
-        })
-        .collect())
 }
 
 /// FFN tensor bytes of each layer.
@@ -576,20 +384,4 @@ pub fn allocate(base: &Ranking, weights: &[f64], n_ff: &[u64], bytes: &[u64], ra
         kept[l] += 1;
     }
     kept
-}
-
-#[cfg(test)]
-mod tests {
-    use super::down_bias_unread_by;
-
-    #[test]
-    fn the_down_bias_is_read_by_the_patched_builders_only() {
-        for arch in ["llama", "gemma3", "qwen2", "qwen3"] {
-            assert_eq!(down_bias_unread_by(arch), None, "{arch}");
-        }
-        for arch in ["gemma2", "mistral", "gemma"] {
-            let why = down_bias_unread_by(arch).unwrap();
-            assert!(why.contains(&format!("llama.cpp's {arch} loader does not read")), "{why}");
-        }
-    }
 }

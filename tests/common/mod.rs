@@ -9,7 +9,7 @@ use std::sync::atomic::Ordering;
 
 use selectinfer::engine::{LoadOptions, Model, Session, SessionOptions, TensorObserver, Token};
 use selectinfer::model::ModelInfo;
-use selectinfer::select::NeuronMask;
+use selectinfer::fit::mask::NeuronMask;
 use selectinfer::synth::{write_model, SynthArch, SynthSpec};
 
 /// A directory that lives for the whole test binary (models are written once).

@@ -37,7 +37,7 @@ impl<'de> Deserialize<'de> for Size {
                 Ok(Size(v))
             }
             fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Size, E> {
-                crate::cli::opts::parse_mem_size(v).map(Size).map_err(E::custom)
+                crate::memory::parse_mem_size(v).map(Size).map_err(E::custom)
             }
         }
         d.deserialize_any(V)

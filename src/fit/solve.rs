@@ -23,7 +23,7 @@
 //! fitted as if the layers before it were whole. `refit-chained` fits the layers in
 //! order, each on the activations a'_K(t) that the slice with the layers before it
 //! already refitted computes, to the whole model's output y(t) of that layer at the
-//! same token ([`crate::eval::chain`]): the same equations with M, mu and the
+//! same token ([`super::chain`]): the same equations with M, mu and the
 //! cross term taken from (a'_K, y) pairs ([`FitSums`]), so a layer also corrects
 //! the error that reaches it from the sliced layers before it.
 

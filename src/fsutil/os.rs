@@ -1,7 +1,8 @@
 //! The operating-system calls selectinfer makes beside llama.cpp (libc: signals,
-//! `access`, `malloc_trim`, `mallopt`), as safe functions, so that every `unsafe` block of the
-//! crate stays in `src/engine`. Their users are `fsutil` (interrupt cleanup, output
-//! checks) and `memory` (heap trimming).
+//! `access`, `malloc_trim`, `mallopt`, `wait4`), as safe functions, at the bottom of
+//! the data flow: the only `unsafe` outside `src/engine` (whose `unsafe` is
+//! llama.cpp's FFI). Their users are `fsutil` (interrupt cleanup, output checks),
+//! `memory` (heap trimming) and `bench --processes` (a child's peak RSS).
 
 use std::ffi::CStr;
 use std::io;

@@ -14,15 +14,13 @@
 
 use std::path::PathBuf;
 
-
-use super::perplexity::{data_names, perplexity_observed, profiling_text};
+use super::mask::NeuronMask;
 use crate::engine::{LoadOptions, Model};
 use crate::model::ModelInfo;
+use crate::profile::keep::{keep_from_profile, slice_rankings, Secondary};
 use crate::profile::ranking::{lineage, Importance};
 use crate::profile::sensitivity::{LayerCost, LayerSensitivity, SENSITIVITY_FORMAT};
-use crate::select::plan::keep_from_profile;
-use crate::select::variant::SliceVariant;
-use crate::select::NeuronMask;
+use crate::profile::text::{data_names, profiling_text, text_nll};
 use crate::tasks::Task;
 
 /// What to measure.
@@ -56,13 +54,12 @@ pub fn measure(req: &SensitivityRequest) -> anyhow::Result<LayerSensitivity> {
     let info = ModelInfo::from_gguf(model.gguf())?;
     let activation = info.require_gated_ffn().map_err(anyhow::Error::msg)?;
     // The paper's slice (the model-wide secondary ranking) of the chosen importance.
-    let variant = SliceVariant { importance: req.importance, ..SliceVariant::default() };
     let fp = crate::profile::fingerprint(&req.model, &info)?;
-    let (base, secondary) = variant.slice_rankings(&req.profile, req.task, &fp, &lineage(model.gguf()))?;
+    let (base, secondary) = slice_rankings(&req.profile, req.importance, Secondary::Model, req.task, &fp, &lineage(model.gguf()))?;
 
     let text = profiling_text(&req.data, req.task)?;
     let run = |mask: Option<NeuronMask>| {
-        perplexity_observed(&model, &text, req.ctx, Some(req.chunks), req.threads, mask.map(|m| Box::new(m) as Box<_>))
+        text_nll(&model, &text, req.ctx, Some(req.chunks), req.threads, mask.map(|m| Box::new(m) as Box<_>))
     };
     let whole = run(None)?;
     if req.progress {

@@ -8,11 +8,11 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 
-use super::perplexity::{data_names, perplexity_observed, profiling_text};
 use crate::engine::{LoadOptions, Model};
 use crate::model::ModelInfo;
 use crate::profile::moments::{find_moments, layer_bytes, layer_passes, moments_path, write_moments, MomentsHeader, MomentsObserver, MOMENTS_FORMAT};
 use crate::profile::ranking::ModelFingerprint;
+use crate::profile::text::{data_names, profiling_text, text_nll};
 use crate::tasks::Task;
 
 /// What to measure.
@@ -69,7 +69,7 @@ pub fn measure_moments(req: &MomentsRequest, out_for: impl FnOnce(&ModelFingerpr
             eprintln!("profile moments: layers {}..{} (pass {} of {})", layers.start, layers.end, i + 1, passes.len());
         }
         let (observer, moments) = MomentsObserver::for_layers(activation, &n_ff, layers.clone());
-        chunks = perplexity_observed(&model, &text, req.ctx, Some(req.chunks), req.threads, Some(Box::new(observer)))?.chunks;
+        chunks = text_nll(&model, &text, req.ctx, Some(req.chunks), req.threads, Some(Box::new(observer)))?.chunks;
         let measured = std::mem::take(&mut *moments.lock().expect("moments lock"));
         anyhow::ensure!(measured.iter().all(|m| m.tokens > 0), "no activations were observed (is {} a gated-FFN model?)", req.model.display());
         for m in &measured {

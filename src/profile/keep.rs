@@ -1,13 +1,18 @@
-//! Which neurons each layer keeps (the loading mask), in the paper's terms:
+//! Which neurons each layer keeps (the loading mask), read from the rankings: the
+//! end of profiling and the start of everything that slices. The fit
+//! ([`crate::fit`]) fits for these sets, `slice` ([`crate::select`]) writes them.
+//! In the paper's terms:
 //! gamma (`--load`) is the kept share of a layer's N neurons, delta (`--static`)
 //! the share taken from the top of the task ("base") ranking; the rest, up to
 //! gamma*N, comes from the model-wide ("secondary") ranking, skipping neurons
 //! already kept.
 
 use std::ops::Range;
+use std::path::Path;
 
-use crate::profile::ranking::LayerRanking;
-use crate::synth::SplitMix64;
+use super::ranking::{check_model_lineage, model_ranking_path, read_ranking, task_ranking_path, Importance, LayerRanking, ModelFingerprint, Ranking};
+use crate::tasks::Task;
+use crate::util::rng::SplitMix64;
 
 /// Kept neurons of one sliced layer.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -85,6 +90,44 @@ pub fn default_layer_range(n_layer: usize) -> Range<usize> {
     let start = (0.15 * n_layer as f64).round() as usize;
     let end = n_layer - (0.07 * n_layer as f64).round() as usize;
     start.min(end)..end
+}
+
+/// Which ranking fills the loaded neurons after the static ones.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Secondary {
+    /// The model-wide ranking, the mean over tasks (the paper's).
+    #[default]
+    Model,
+    /// The task's own ranking: the slice keeps the task's top gamma*N.
+    Task,
+}
+
+impl Secondary {
+    /// The name used on the command line and in metadata.
+    pub fn name(self) -> &'static str {
+        match self {
+            Secondary::Model => "model",
+            Secondary::Task => "task",
+        }
+    }
+}
+
+/// The base (the task's) and secondary rankings a profile slice of `task` takes
+/// its neurons from, of the ranking `importance`, each checked to describe the
+/// model `fp` (or a file in its `lineage`).
+pub fn slice_rankings(dir: &Path, importance: Importance, secondary: Secondary, task: Task, fp: &ModelFingerprint, lineage: &[String]) -> anyhow::Result<(Ranking, Ranking)> {
+    let dir = &importance.ranking_dir(dir);
+    let sec_path = match secondary {
+        Secondary::Model => model_ranking_path(dir),
+        Secondary::Task => task_ranking_path(dir, task),
+    };
+    let base_path = task_ranking_path(dir, task);
+    let base = read_ranking(&base_path, dir)?;
+    let secondary = read_ranking(&sec_path, dir)?;
+    check_model_lineage(&base_path, &base.model, fp, lineage)?;
+    check_model_lineage(&sec_path, &secondary.model, fp, lineage)?;
+    Ok((base, secondary))
 }
 
 #[cfg(test)]

@@ -1,6 +1,6 @@
 //! `slice --compensate refit-chained`: fits each sparsified layer's kept `ffn_down`
 //! columns and bias on the activations of the slice as it will run, not of the
-//! whole model ([`crate::select::refit`]).
+//! whole model ([`super::solve`]).
 //!
 //! The task's profiling text (as `profile moments` reads it) runs once through the
 //! whole model, recording each sparsified layer's FFN output y(t) (`ffn_out-<l>`).
@@ -16,13 +16,13 @@ use std::time::Instant;
 
 use anyhow::{ensure, Context};
 
-use super::perplexity::{profiling_text, text_chunks};
+use super::solve::{fit_down, FitSums, REFIT_DAMPING};
+use super::Compensated;
 use crate::engine::{LoadOptions, Model, ObservedTensor, Session, SessionOptions, TensorObserver};
 use crate::gguf::GgufFile;
 use crate::model::{FfnActivation, ModelInfo};
-use crate::select::plan::LayerKeep;
-use crate::select::refit::{fit_down, FitSums, REFIT_DAMPING};
-use crate::select::variant::Compensated;
+use crate::profile::keep::LayerKeep;
+use crate::profile::text::{profiling_text, text_chunks};
 use crate::tasks::Task;
 
 /// Chunk length of the fit's text, as `profile moments` reads it.

@@ -1,5 +1,5 @@
 //! `slice --compensate refit-computed`: the refit for the selective computation
-//! that decode runs ([`crate::select::refit`]).
+//! that decode runs ([`super::solve`]).
 //!
 //! The plain refit fits each sparsified layer's kept `ffn_down` columns and bias as
 //! if every loaded neuron were computed. With `--compute phi`, decode computes only
@@ -13,7 +13,7 @@
 //! - each chunk of the text stands for one prompt: its tokens vote as a prompt's do
 //!   in prefill (each for the top alpha share of the loaded neurons by |a|), and the
 //!   chunk's computed set C is the static neurons and the `round(phi*N) - |static|`
-//!   most-voted others ([`crate::compute::select::compute_set`]);
+//!   most-voted others ([`crate::profile::votes::compute_set`]);
 //! - every token enters the least squares twice: with weight 1 - s with all kept
 //!   activations a_K(t), as prefill computes them, and with weight s with a_C(t) only
 //!   (the others 0), as decode computes them ([`FitSums::add_roles`]); s is
@@ -28,16 +28,34 @@ use std::time::Instant;
 use anyhow::ensure;
 
 use super::chain::{sparsified_layers, FitText};
-use super::perplexity::{profiling_text, text_chunks};
-use crate::compute::select::{compute_set, Vote, Votes};
-use crate::compute::{computed_count, votes_per_token};
+use super::solve::{fit_down, FitSums, REFIT_DAMPING};
+use super::Compensated;
 use crate::engine::{LoadOptions, Model, ObservedTensor, Session, SessionOptions, TensorObserver};
 use crate::gguf::GgufFile;
 use crate::model::ModelInfo;
-use crate::select::plan::LayerKeep;
-use crate::select::refit::{fit_down, FitSums, REFIT_DAMPING};
-use crate::select::variant::{Compensated, ComputedFit};
+use crate::profile::keep::LayerKeep;
+use crate::profile::text::{profiling_text, text_chunks};
+use crate::profile::votes::{compute_set, computed_count, votes_per_token, Vote, Votes};
 use crate::tasks::Task;
+
+/// The selective computation that [`super::Compensation::RefitComputed`] fits the kept
+/// columns for, as `--compute` will run it.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct ComputedFit {
+    /// phi: the computed share of the layer's original N neurons.
+    pub compute: f64,
+    /// alpha: the share of the loaded neurons each token votes for (by |a|).
+    pub token_share: f64,
+    /// The decode role's share of the fit: each token weighs `1 - share` with every
+    /// loaded neuron (prefill) and `share` with the computed ones only (decode).
+    pub decode_share: f64,
+}
+
+impl Default for ComputedFit {
+    fn default() -> ComputedFit {
+        ComputedFit { compute: 0.4, token_share: 0.2, decode_share: 0.5 }
+    }
+}
 
 /// Fits every sparsified layer of `keeps` (source file `src`) for the computation
 /// `fit`, over the task's profiling text `text`.

@@ -2,8 +2,10 @@
 //! zeroed through the eval callback.
 //!
 //! Zeroing a neuron's activation before `ffn_down` is, mathematically, the same as
-//! deleting its row of `ffn_gate`/`ffn_up` and column of `ffn_down`. Tests compare
-//! sliced (and, later, compacted) models against this reference.
+//! deleting its row of `ffn_gate`/`ffn_up` and column of `ffn_down`. The
+//! sensitivity measurement ([`super::sensitivity`]) slices one layer at a time this
+//! way, without writing a file; tests compare sliced (and, later, compacted) models
+//! against this reference.
 
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
