@@ -140,7 +140,7 @@ pub fn run(a: ExperimentArgs) -> anyhow::Result<()> {
             for &&(_, cell, n) in &mine {
                 let file = multi.suspend(|| prepare_file(&runner, m, &pm, &cell.prep))?;
                 if !a.dry_run {
-                    let call = EvalCall::new(cell, file, n);
+                    let call = EvalCall::new(cell, file, n).with_reference(m.reference);
                     let out = dir.join("outputs").join(call.outputs_name());
                     run_child(cell.label(&m.name), cell.examples as u64, call.args(&csv, Some(&out), e.threads));
                 }
@@ -192,7 +192,7 @@ pub fn run(a: ExperimentArgs) -> anyhow::Result<()> {
 
 /// Whether `rows` holds the result of `cell` (of model `m`, scoring `examples`).
 fn has_row(rows: &[crate::eval::harness::EvalRow], cell: &Cell, m: &crate::experiment::config::ModelSpec, examples: usize) -> bool {
-    let call = EvalCall::new(cell, m.file(&cell.prep), examples);
+    let call = EvalCall::new(cell, m.file(&cell.prep), examples).with_reference(m.reference);
     rows.iter().any(|r| call.matches(r))
 }
 

@@ -9,7 +9,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::config::{share_text, Cell, Prep};
+use super::config::{share_text, Cell, Prep, Reference};
 use crate::eval::harness::EvalRow;
 use crate::tasks::TEMPLATE_VERSION;
 
@@ -24,12 +24,23 @@ pub struct EvalCall<'a> {
     /// The examples the row says it scored: the cell's count, or fewer where the
     /// dataset's evaluation split is smaller (see [`super::run::scored_examples`]).
     pub examples: usize,
+    /// What the cell's model is compared with and sliced from. With
+    /// [`Reference::Source`] a slice's base is the downloaded file itself, whose
+    /// quantization only that file says: its row's `base=` label is whatever eval
+    /// read there, so [`EvalCall::matches`] does not compare it.
+    pub reference: Reference,
 }
 
 impl<'a> EvalCall<'a> {
-    /// The child of `cell`, whose file is `model` and which scores `examples` examples.
+    /// The child of `cell`, whose file is `model` and which scores `examples`
+    /// examples; its model's slices are cut from the F16 reference.
     pub fn new(cell: &'a Cell, model: PathBuf, examples: usize) -> EvalCall<'a> {
-        EvalCall { cell, model, examples }
+        EvalCall { cell, model, examples, reference: Reference::F16 }
+    }
+
+    /// The same call for a model whose reference is `reference`.
+    pub fn with_reference(self, reference: Reference) -> EvalCall<'a> {
+        EvalCall { reference, ..self }
     }
 
     /// The load γ and static δ the row records: the file's (1 and 0 for an
@@ -101,13 +112,24 @@ impl<'a> EvalCall<'a> {
             mem_cap_bytes: c.mem_cap,
             speed_only_tokens: c.speed_only,
             chat: false,
-            variant: cell_variant(c),
+            variant: self.comparable_variant(&cell_variant(c)),
+        }
+    }
+
+    /// A row's variant as this call compares it: without its `base=` part where the
+    /// base is the source file (see [`EvalCall::reference`]).
+    fn comparable_variant(&self, variant: &str) -> String {
+        match self.reference {
+            Reference::Source => variant.split(',').filter(|p| !p.starts_with("base=")).collect::<Vec<_>>().join(","),
+            Reference::F16 => variant.to_string(),
         }
     }
 
     /// Whether `row` is this child's result.
     pub fn matches(&self, row: &EvalRow) -> bool {
-        RowKey::of_row(row) == self.row_key()
+        let mut key = RowKey::of_row(row);
+        key.variant = self.comparable_variant(&key.variant);
+        key == self.row_key()
     }
 
     /// The file name of the per-example outputs: the model file's stem, method,
@@ -301,6 +323,36 @@ methods:
         assert!(c.matches(&r));
         r.chat = true;
         assert!(!c.matches(&r));
+    }
+
+    #[test]
+    fn a_slice_of_the_source_file_matches_the_base_eval_reads_from_it() {
+        // The main job's model: a Q4_K_M download that is its own reference. eval
+        // labels the slice's row `base=q4_k_m` (read from the file's type), which
+        // the experiment cannot know without the file; the call still matches it,
+        // and a row of another layout still does not.
+        let e = Experiment::parse(
+            "models:\n  - {name: q, source: models/q.gguf, reference: source, profile: profiles/q}\ntasks:\n  - {task: qa, examples: 4}\nmethods:\n  - method: reference\n  - {method: selectinfer, down_layout: neurons}\n",
+        )
+        .unwrap();
+        let cells = e.cells();
+        let m = &e.models[0];
+        let calls: Vec<EvalCall> = cells.iter().map(|c| EvalCall::new(c, m.file(&c.prep), 4).with_reference(m.reference)).collect();
+        let slice = calls.iter().find(|c| c.cell.compute.is_some()).unwrap();
+        let mut r: EvalRow = csv::Reader::from_reader(crate::eval::row::OLD_LAYOUT.as_bytes()).deserialize().next().unwrap().unwrap();
+        let k = slice.row_key();
+        (r.model, r.method, r.task, r.data, r.examples, r.shots, r.template_version) = (k.model, k.method, k.task, k.data, k.examples, k.shots, k.template_version);
+        (r.load, r.static_share, r.compute, r.token_share) = (k.load.0, k.static_share.0, k.compute.map(|s| s.0), k.token_share.map(|s| s.0));
+        (r.mem_cap_bytes, r.speed_only_tokens, r.chat) = (k.mem_cap_bytes, k.speed_only_tokens, k.chat);
+        r.variant = "base=q4_k_m,down=neurons".into();
+        assert!(slice.matches(&r), "{:?} vs {}", slice.row_key(), r.variant);
+        r.variant = "base=q4_k_m".into();
+        assert!(!slice.matches(&r), "the column layout is another cell");
+        // The reference row names the source file, which the report labels with the model's name.
+        let reference = calls.iter().find(|c| c.cell.method == crate::eval::harness::Method::Reference).unwrap();
+        assert_eq!(reference.row_key().model, "q.gguf");
+        r.model = "q.gguf".into();
+        assert_eq!(crate::experiment::report::model_label(&e, &r), "q");
     }
 
     #[test]

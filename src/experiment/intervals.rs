@@ -87,7 +87,7 @@ pub fn compute(e: &Experiment, cells: &[Cell], rows: &mut [EvalRow], outputs_dir
             continue;
         }
         let Ok(n) = scored_examples(cell, &mut split_sizes) else { continue };
-        let call = EvalCall::new(cell, e.models[cell.model].file(&cell.prep), n);
+        let call = EvalCall::new(cell, e.models[cell.model].file(&cell.prep), n).with_reference(e.models[cell.model].reference);
         let Some(row) = rows.iter().rposition(|r| call.matches(r)) else { continue };
         // Outputs written before their names carried the dataset have the older name.
         let path = [call.outputs_name(), call.legacy_outputs_name()].map(|n| outputs_dir.join(n)).into_iter().find(|p| p.exists()).unwrap_or_else(|| outputs_dir.join(call.outputs_name()));

@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
-use super::config::{share_text, Experiment};
+use super::config::{share_text, Experiment, ModelSpec, Reference};
 use super::intervals::Pairs;
 use super::perplexity::lookup;
 use crate::eval::bootstrap::{Interval, Metric, RESAMPLES, SEED};
@@ -18,8 +18,13 @@ use crate::output::{format_bytes, Table};
 use crate::tasks::Task;
 
 /// The experiment's name for the model a row ran (rows name a file such as
-/// `NAME.F16.qa-load0.7.gguf`).
+/// `NAME.F16.qa-load0.7.gguf`, or, for a model whose reference is its source,
+/// that source file's own name).
 pub fn model_label<'a>(e: &'a Experiment, row: &EvalRow) -> &'a str {
+    let reference = |m: &ModelSpec| m.reference == Reference::Source && m.reference_path().file_name().is_some_and(|f| f.to_string_lossy() == row.model);
+    if let Some(m) = e.models.iter().find(|m| reference(m)) {
+        return &m.name;
+    }
     e.models.iter().map(|m| m.name.as_str()).filter(|n| row.model.starts_with(&format!("{n}."))).max_by_key(|n| n.len()).unwrap_or("?")
 }
 

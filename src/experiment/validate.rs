@@ -101,7 +101,7 @@ pub fn check(e: &Experiment, cells: &[Cell], parses: &ChildParser<'_>) -> anyhow
         if c.decode_bias || c.decode_refit.is_some() {
             check_decode_shift(&label, c, widths[c.model].as_deref())?;
         }
-        let call = super::child::EvalCall::new(c, m.file(&c.prep), c.examples);
+        let call = super::child::EvalCall::new(c, m.file(&c.prep), c.examples).with_reference(m.reference);
         child_parses(&label, call.args(Path::new("results.csv"), Some(Path::new("outputs.jsonl")), e.threads))?;
         let layers = slice.and_then(|s| s.2).or_else(|| c.compute_layers.clone());
         if let (Some(range), Some(n)) = (layers, widths[c.model].as_ref().map(Vec::len)) {
