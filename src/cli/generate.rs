@@ -28,6 +28,10 @@ pub struct GenerateArgs {
     /// Read the weights into memory instead of memory-mapping the file.
     #[arg(long)]
     pub no_mmap: bool,
+    /// Keep every weight in the file's layout instead of llama.cpp's repacked one
+    /// (as llama.cpp's --no-repack): slower, but evictable under a memory cap.
+    #[arg(long)]
+    pub no_repack: bool,
     #[command(flatten)]
     pub json: super::opts::JsonArg,
     #[command(flatten)]
@@ -160,6 +164,8 @@ struct GenerateRecord {
     weight_bytes: u64,
     /// Whether the weights were memory-mapped.
     mmap: bool,
+    /// Whether llama.cpp could repack weights for its CPU kernels (`--no-repack`: false).
+    repack: bool,
     /// Resident memory after generation.
     #[serde(flatten)]
     memory: crate::memory::MemorySnapshot,
@@ -169,7 +175,7 @@ pub fn run(args: GenerateArgs) -> anyhow::Result<()> {
     if args.prompt.is_empty() {
         return Err(anyhow!("the prompt is empty"));
     }
-    let model = Model::load(&args.model, &LoadOptions { mmap: !args.no_mmap, ..Default::default() })
+    let model = Model::load(&args.model, &LoadOptions { mmap: !args.no_mmap, repack: !args.no_repack, ..Default::default() })
         .with_context(|| format!("cannot load {}", args.model.display()))?;
     let threads = args.sampling.threads();
     let session_opts = SessionOptions { n_ctx: args.sampling.ctx, threads, ..Default::default() };
@@ -227,6 +233,7 @@ pub fn run(args: GenerateArgs) -> anyhow::Result<()> {
             selection: selection.clone(),
             weight_bytes: crate::model::ModelInfo::from_gguf(model.gguf())?.total_bytes,
             mmap: !args.no_mmap,
+            repack: !args.no_repack,
             memory: crate::memory::MemorySnapshot::now(),
         };
         writeln!(stdout, "{}", serde_json::to_string(&rec)?)?;

@@ -21,11 +21,16 @@ pub struct LoadOptions {
     pub mmap: bool,
     /// Layers to offload to the GPU (CUDA builds only; 0 on CPU builds).
     pub gpu_layers: u32,
+    /// Let llama.cpp repack weights for its CPU kernels (its default). Off, as
+    /// llama.cpp's `--no-repack` (patch 0012), every CPU weight stays in the plain
+    /// CPU buffer, file-backed where the file is mapped: slower kernels, but pages a
+    /// memory cap can evict and fault in again from disk.
+    pub repack: bool,
 }
 
 impl Default for LoadOptions {
     fn default() -> Self {
-        LoadOptions { mmap: true, gpu_layers: if cfg!(feature = "cuda") { 999 } else { 0 } }
+        LoadOptions { mmap: true, gpu_layers: if cfg!(feature = "cuda") { 999 } else { 0 }, repack: true }
     }
 }
 
@@ -51,7 +56,7 @@ impl Model {
     pub fn load(path: &Path, opts: &LoadOptions) -> Result<Model, EngineError> {
         let gguf = GgufFile::read(path)?;
         let backend = backend()?;
-        let mut params = std::pin::pin!(LlamaModelParams::default().with_use_mmap(opts.mmap).with_n_gpu_layers(opts.gpu_layers));
+        let mut params = std::pin::pin!(LlamaModelParams::default().with_use_mmap(opts.mmap).with_n_gpu_layers(opts.gpu_layers).with_use_extra_bufts(opts.repack));
         // Held until the model is loaded: llama.cpp reads the pattern while loading.
         let keep_plain = (opts.gpu_layers == 0 && crate::model::ffn_down_neuron_major(&gguf)).then(|| file_layout_pattern(&gguf));
         if let Some(pattern) = &keep_plain {

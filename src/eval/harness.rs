@@ -125,7 +125,9 @@ pub fn run_eval(req: &EvalRequest) -> anyhow::Result<EvalOutcome> {
     // Enter the memory group before llama.cpp maps the file, so its pages are
     // charged (and evicted) under the cap.
     let cap = req.mem_cap.map(crate::memory::MemoryCap::enter).transpose()?;
-    let model = Model::load(&req.model, &LoadOptions::default())?;
+    // Disk offload is llama.cpp paging the file under the cap: no repacking, whose
+    // copies would be anonymous memory the cap cannot evict.
+    let model = Model::load(&req.model, &LoadOptions { repack: req.method != Method::DiskOffload, ..Default::default() })?;
     let info = ModelInfo::from_gguf(model.gguf())?;
     let meta = SliceMeta::from_gguf(model.gguf())?;
     let plan = match &req.compute {

@@ -546,6 +546,22 @@ impl LlamaModelParams {
         self
     }
 
+    /// sets `use_extra_bufts`: whether the CPU backend may put weights into its extra
+    /// buffer types (the repacked layouts of `CPU_REPACK`, AMX, KleidiAI). `false`
+    /// keeps every CPU weight in the plain CPU buffer, memory-mapped in file layout
+    /// (llama.cpp's `--no-repack`).
+    #[must_use]
+    pub fn with_use_extra_bufts(mut self, use_extra_bufts: bool) -> Self {
+        self.params.use_extra_bufts = use_extra_bufts;
+        self
+    }
+
+    /// whether the CPU backend may use its extra (repacking) buffer types
+    #[must_use]
+    pub fn use_extra_bufts(&self) -> bool {
+        self.params.use_extra_bufts
+    }
+
     /// sets `use_mlock`
     #[must_use]
     pub fn with_use_mlock(mut self, use_mlock: bool) -> Self {

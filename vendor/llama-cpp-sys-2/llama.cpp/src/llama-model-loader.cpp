@@ -14,6 +14,11 @@
 #include <future>
 #include <regex>
 
+#ifdef __linux__
+#include <sys/mman.h>
+#include <unistd.h>
+#endif
+
 static const size_t kiB = 1024;
 static const size_t MiB = 1024*kiB;
 static const size_t GiB = 1024*MiB;
@@ -1672,6 +1677,19 @@ bool llama_model_loader::load_all_data(
                 mmap_used.second = std::max(mmap_used.second, weight->offs + n_size);
             } else {
                 ggml_backend_tensor_set(cur, data, 0, n_size);
+#ifdef __linux__
+                // selectinfer: the tensor now lives in another buffer (repacked, or on a
+                // device): drop the mapped file pages it was read from, whole pages
+                // inside it only, so they do not stay resident beside the copy
+                {
+                    const size_t page  = (size_t) sysconf(_SC_PAGESIZE);
+                    const uintptr_t a  = ((uintptr_t) data + page - 1) / page * page;
+                    const uintptr_t b  = ((uintptr_t) data + n_size) / page * page;
+                    if (b > a) {
+                        madvise((void *) a, b - a, MADV_DONTNEED);
+                    }
+                }
+#endif
             }
         } else {
             const auto & file = files.at(weight->idx);
