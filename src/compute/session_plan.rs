@@ -165,7 +165,7 @@ pub fn decide_decode_refit(asked: Option<DecodeRefit>, decode_bias: bool, select
         Some(DecodeRefit::Ridge(r)) => Decided::asked(Some(r), "--decode-refit"),
         None if decode_bias => Decided::by_default(None, "--decode-bias shifts the down bias instead"),
         None if !selective => Decided::by_default(None, "decode computes every loaded neuron"),
-        None if compensation != Compensation::Refit => Decided::by_default(None, "the file carries no refit (slice --compensate refit)"),
+        None if compensation != Compensation::Refit => Decided::by_default(None, "the file is not a slice made with --compensate refit"),
         // The refit changes ffn_down's columns, which a neuron-major file does not hold.
         None if down != Some(DownLayout::Columns) => Decided::by_default(None, "ffn_down is neuron-major; the refit changes its columns"),
         None => Decided::by_default(Some(DEFAULT_RIDGE), "the slice carries a refit"),
@@ -186,8 +186,8 @@ mod tests {
         let table: [(Option<DecodeRefit>, bool, bool, Compensation, Option<DownLayout>, Option<f64>, bool, &str); 9] = [
             (None, false, true, Refit, Some(Columns), Some(1.0), true, "carries a refit"),
             (None, false, true, Refit, Some(Neurons), None, true, "neuron-major"),
-            (None, false, true, Plain, Some(Columns), None, true, "no refit"),
-            (None, false, true, Plain, None, None, true, "no refit"),
+            (None, false, true, Plain, Some(Columns), None, true, "not a slice made"),
+            (None, false, true, Plain, None, None, true, "not a slice made"),
             (None, false, false, Refit, Some(Columns), None, true, "every loaded neuron"),
             (None, true, true, Refit, Some(Columns), None, true, "--decode-bias"),
             (r, false, false, Plain, None, Some(0.5), false, "--decode-refit"),
