@@ -2,8 +2,9 @@
 # SelectInfer on F16, Q8_0 and Q4_K_M bases against dense Q4_K_M, one model at a time:
 #   speed:  one `selectinfer bench` process, every file and setting round-robin
 #           (dense Q4_K_M is the anchor; medians of REPS repetitions);
-#   memory: peak RSS (VmHWM) of `selectinfer generate -n 32` per setting, each in a
-#           fresh process, with the weights memory-mapped and read into memory.
+#   memory: peak RSS of each setting in its own process, `selectinfer bench
+#           --processes --reps 1 --gen 32 -o csv`, with the weights memory-mapped
+#           and read into memory (--no-mmap).
 # Settings per base B: dense B, the gamma 0.7 slice of B dense-loaded, and that slice
 # at phi 0.4 and 0.3 (static 0.3, qa profile of the F16 original), each slice twice:
 # ffn_down in llama.cpp's layout (columns) and neuron-major (--down-layout neurons).
@@ -36,39 +37,29 @@ one_model() { # name source profile
     local q4=models/$name.q4_k_m.gguf
     local out=results/bench/bases-$name.md tmp
     tmp=$(mktemp); trap 'rm -f "$tmp" "$tmp".*' RETURN
-    local cmd=("$si" bench --dense "$q4" --dense "${files[0]}" --dense "${files[1]}"
-        $(printf -- '-m %s ' "${slices[@]}") --compute-list 0.7,0.4,0.3
-        --reps "$reps" --gen "$gen" --prompt-tokens "$prompt" -t 2)
+    local settings=(--dense "$q4" --dense "${files[0]}" --dense "${files[1]}"
+        $(printf -- '-m %s ' "${slices[@]}") --compute-list 0.7,0.4,0.3 --prompt-tokens "$prompt" -t 2)
+    local cmd=("$si" bench "${settings[@]}" --reps "$reps" --gen "$gen")
     echo "bench-bases: $name: speed (${cmd[*]})" >&2
     "${cmd[@]}" --json >"$tmp.jsonl"
-    echo "bench-bases: $name: peak RSS per setting" >&2
-    : >"$tmp.rss"
-    for f in "$q4" "${files[0]}" "${files[1]}" "${slices[@]}"; do
-        local list=1.0
-        case "$f" in *qa-load0.7*) list="0.7 0.4 0.3" ;; esac
-        for phi in $list; do
-            for mode in mmap read; do
-                local extra=()
-                [ "$mode" = read ] && extra+=(--no-mmap)
-                [ "$phi" != 1.0 ] && [ "$phi" != 0.7 ] && extra+=(--compute "$phi")
-                "$si" generate -m "$f" -p "The history of the city begins" -n 32 -t 2 --json "${extra[@]}" 2>/dev/null |
-                    python3 -c "import json,sys; d=json.load(sys.stdin); print('$f', '$phi', '$mode', d['peak_rss_bytes'], (d.get('selection') or {}).get('compact_bytes', 0))" >>"$tmp.rss"
-            done
-        done
+    echo "bench-bases: $name: peak RSS per setting (bench --processes)" >&2
+    for mode in mmap read; do
+        local extra=()
+        [ "$mode" = read ] && extra+=(--no-mmap)
+        "$si" bench "${settings[@]}" --processes --reps 1 --gen 32 "${extra[@]}" -o csv >"$tmp.rss-$mode.csv"
     done
-    python3 - "$tmp.jsonl" "$tmp.rss" "$name" "$reps" "${cmd[*]}" >"$tmp" <<'PY'
-import json, sys, os, subprocess, datetime
+    python3 - "$tmp.jsonl" "$tmp" "$name" "$reps" "${cmd[*]}" >"$tmp" <<'PY'
+import csv, json, sys, os, subprocess, datetime
 bench = [json.loads(l) for l in open(sys.argv[1])]
-rss = {}
-for line in open(sys.argv[2]):
-    f, phi, mode, peak, copy = line.split()
-    rss[(f, float(phi), mode)] = int(peak)
+# Peak RSS per (file, phi, mode) from bench's own records (docs/formats.md, "Bench records").
+rss = {(r['model'], float(r['compute']), mode): int(r['peak_rss_bytes'])
+       for mode in ('mmap', 'read') for r in csv.DictReader(open(f"{sys.argv[2]}.rss-{mode}.csv"))}
 name, reps, cmd = sys.argv[3], sys.argv[4], sys.argv[5]
 mib = lambda b: f"{b / 1048576:.1f}"
 cpu = next((l.split(':', 1)[1].strip() for l in open('/proc/cpuinfo') if l.startswith('model name')), '?')
 commit = subprocess.run(['git', 'rev-parse', '--short', 'HEAD'], capture_output=True, text=True).stdout.strip()
 print(f"# {name}: SelectInfer on F16 / Q8_0 / Q4_K_M bases vs dense Q4_K_M\n")
-print(f"{datetime.date.today()}, {cpu}, 2 threads, commit {commit}. Speed: one round-robin run, medians of {reps}; peak RSS: `generate -n 32` per setting in its own process.\n")
+print(f"{datetime.date.today()}, {cpu}, 2 threads, commit {commit}. Speed: one round-robin run, medians of {reps}; peak RSS: `bench --processes --reps 1 --gen 32` (each setting in its own process).\n")
 print(f"`{cmd}`\n")
 print("| base | setting | ffn_down | layout | weights + copies MiB | peak RSS MiB (mmap) | peak RSS MiB (read) | decode tok/s | speedup over dense Q4_K_M | ideal | selection ms |")
 print("|---|---|---|---|---|---|---|---|---|---|---|")
@@ -76,8 +67,7 @@ for r in bench:
     f = r['model']; base = os.path.basename(f)[len(name) + 1:].split('.')[0].upper()
     sliced = '.qa-load0.7' in f
     setting = ('gamma 0.7, dense' if r['dense'] else f"gamma 0.7, phi {r['compute']}") if sliced else 'dense (full)'
-    phi = 1.0 if not sliced else (0.7 if r['dense'] else r['compute'])
-    peak = lambda m: mib(rss[(f, phi, m)]) if (f, phi, m) in rss else '?'
+    peak = lambda m: mib(rss[(f, r['compute'], m)]) if (f, r['compute'], m) in rss else '?'
     down = 'neurons' if '.neurons.' in f else 'columns'
     print(f"| {base} | {setting} | {down} | {r['layout']} | {mib(r['weight_bytes'] + r['copy_bytes'])} | {peak('mmap')} | {peak('read')} | {r['decode_tps']:.1f} | {r['speedup']:.2f}x | {r['ideal_speedup']:.2f}x | {r['select_ms']:.0f} |")
 PY

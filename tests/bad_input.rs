@@ -356,6 +356,8 @@ fn options_that_would_abort_or_mislead_are_refused() {
         ("compute-list 1.5", bench(&["--compute-list", "1.0,1.5"]), "1.5 is not a share"),
         ("prompt-tokens beyond ctx", bench(&["--prompt-tokens", "100000", "--reps", "1", "--gen", "2"]), "exceed the context"),
         ("bench threads 0", bench(&["--threads", "0"]), "--threads"),
+        ("bench format xml", bench(&["-o", "xml"]), "invalid value 'xml'"),
+        ("bench json and csv", bench(&["--json", "-o", "csv"]), "cannot be used with"),
         ("temp NaN", gen(&["--temp", "NaN"]), "NaN"),
         ("temp inf", gen(&["--temp", "inf"]), "inf"),
         ("temp -1", gen(&["--temp=-1"]), "-1 is not a temperature"),

@@ -137,3 +137,52 @@ fn chat_slices_with_the_refit_by_default_where_the_moments_were_measured() {
     // The paper's selection, asked for, is the first slice again.
     assert!(chat(&["--compensate", "none"]).contains("chat: reusing"));
 }
+
+/// The option's block of a `--help` text: its line and the indented lines under it.
+fn help_block(help: &str, option: &str) -> String {
+    let mut block = String::new();
+    let mut inside = false;
+    for line in help.lines() {
+        let t = line.trim_start();
+        // An option's line (`--name`, `-n, --name`), not a possible value (`- abs: ...`).
+        if t.starts_with("--") || (t.starts_with('-') && t.chars().nth(2) == Some(',')) {
+            inside = t.split([' ', ',', '=']).any(|w| w == option);
+        }
+        if inside {
+            block.push_str(t);
+            block.push(' ');
+        }
+    }
+    block
+}
+
+/// `default VALUE` / `default: VALUE`, the value not running on into more digits.
+fn states_default(text: &str, value: &str) -> bool {
+    let lower = text.to_lowercase();
+    ["default ", "default: "].iter().any(|d| {
+        lower.match_indices(&format!("{d}{value}")).any(|(i, m)| !lower[i + m.len()..].starts_with(|c: char| c.is_ascii_digit() || c == '.'))
+    })
+}
+
+#[test]
+fn help_and_docs_state_the_plans_defaults() {
+    let defaults = selectinfer::compute::session_plan::help_defaults();
+    assert_eq!(defaults.len(), 3);
+    let docs = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/commands.md")).unwrap();
+    for cmd in [&["generate"][..], &["chat"], &["bench"], &["eval"], &["perplexity"]] {
+        let o = common::selectinfer(&[cmd, &["--help"]].concat());
+        assert!(o.status.success(), "{cmd:?}");
+        let help = common::text(&o).0;
+        for (option, value) in &defaults {
+            let block = help_block(&help, option);
+            assert!(states_default(&block, value), "{cmd:?} --help: {option} does not say default {value}: {block}");
+        }
+    }
+    for (option, value) in &defaults {
+        // The first place docs/commands.md names the option with its default.
+        let name = format!("`{option}");
+        let mut near = docs.match_indices(&name).map(|(i, _)| docs[i..].chars().take(300).collect::<String>());
+        assert!(near.any(|t| states_default(&t, value)), "docs/commands.md: {option} with default {value}");
+    }
+    assert!(!states_default("default 10", "1") && states_default("(default: 1 with", "1") && states_default("[default: 0.2]", "0.2"));
+}

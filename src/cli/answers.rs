@@ -8,7 +8,7 @@ use std::time::Instant;
 use anyhow::Context;
 
 use super::perplexity::PerplexityArgs;
-use crate::compute::{ComputePlan, SelectiveSession};
+use crate::compute::SessionPlan;
 use crate::engine::{LoadOptions, Model, SessionOptions};
 use crate::eval::answers::answer_nlls;
 use crate::eval::perplexity::{paired_difference, perplexity_interval, NllSpan};
@@ -55,11 +55,7 @@ pub fn run(a: &PerplexityArgs) -> anyhow::Result<()> {
     anyhow::ensure!(a.shots <= shots.len(), "--shots {} exceeds the {} profiling examples of {}", a.shots, shots.len(), data.display());
     let shots = &shots[..a.shots];
     let model = Model::load(&a.model, &LoadOptions::default()).with_context(|| format!("cannot load {}", a.model.display()))?;
-    let n_layer = crate::model::ModelInfo::from_gguf(model.gguf())?.n_layer;
-    let plan = match a.compute.compute {
-        Some(phi) => ComputePlan::for_model(model.gguf(), &a.compute.options(phi))?,
-        None => ComputePlan::dense(n_layer),
-    };
+    let plan = SessionPlan::build(&a.compute.request(), model.gguf())?;
     let longest = eval
         .iter()
         .map(|e| model.tokenize(&format!("{} {}", crate::eval::harness::prompt_with_shots(e, shots), e.references[0]), true, false).len())
@@ -67,10 +63,7 @@ pub fn run(a: &PerplexityArgs) -> anyhow::Result<()> {
         .unwrap_or(0);
     let threads = a.threads.get();
     let n_ctx = (longest + 8).next_multiple_of(256) as u32;
-    let mut s = SelectiveSession::new(&model, plan, SessionOptions { n_ctx, n_batch: n_ctx, threads, observer: None })?;
-    s.set_vote(a.compute.vote);
-    s.set_decode_bias(a.compute.decode_bias)?;
-    s.set_decode_refit(a.compute.decode_refit(model.gguf()))?;
+    let mut s = plan.open(&model, SessionOptions { n_ctx, n_batch: n_ctx, threads, observer: None })?;
     let nlls = answer_nlls(&mut s, &eval, shots)?;
     let iv = perplexity_interval(&nlls);
     if let Some(p) = &a.per_example {
@@ -93,7 +86,7 @@ pub fn run(a: &PerplexityArgs) -> anyhow::Result<()> {
             timestamp: crate::output::utc_timestamp(),
             git_commit: crate::output::git_commit(),
             model: name(&a.model),
-            variant: variant_label(meta.as_ref(), model.gguf(), a.compute.compute.map(|_| (a.compute.vote, a.compute.decode_bias, a.compute.decode_refit(model.gguf())))),
+            variant: variant_label(meta.as_ref(), model.gguf(), plan.decode()),
             task: task.name().into(),
             data: name(&data),
             examples: nlls.len(),

@@ -9,10 +9,11 @@ use std::path::PathBuf;
 use anyhow::Context;
 
 use super::generate::ComputeArgs;
-use crate::compute::{ComputePlan, SelectionStats, SelectiveSession};
+use crate::compute::{ComputePlan, SelectionStats, SelectiveSession, SessionPlan};
 use crate::engine::{GenerateOptions, LoadOptions, Model, SessionOptions};
 use crate::gguf::GgufFile;
 use crate::model::{is_ffn_tensor, split_block_name};
+use crate::output::record::{to_csv, to_json_lines, Format};
 use crate::output::{median, Table};
 
 /// Arguments of `bench`.
@@ -45,6 +46,15 @@ pub struct BenchArgs {
     pub threads: super::opts::ThreadsArg,
     #[command(flatten)]
     pub json: super::opts::JsonArg,
+    /// How to print the records: md (a Markdown table with a footnote), json (JSON
+    /// Lines, every field; as --json) or csv (a header row, then every field of
+    /// each setting); the fields are in docs/formats.md.
+    #[arg(short = 'o', long = "format", value_enum, default_value_t = Format::Md, conflicts_with = "json")]
+    pub format: Format,
+    /// Read the weights into memory instead of memory-mapping the files (with
+    /// --processes, each setting's peak RSS then holds its whole file).
+    #[arg(long)]
+    pub no_mmap: bool,
     #[command(flatten)]
     pub compute: ComputeArgs,
     /// Run each repetition of each setting in its own process (this command
@@ -63,38 +73,56 @@ pub struct BenchArgs {
     pub only_setting: Option<usize>,
 }
 
-/// One setting's result.
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
-pub(super) struct BenchRecord {
+impl BenchArgs {
+    /// The output format: `--json` is `-o json`.
+    pub fn format(&self) -> Format {
+        if self.json.json {
+            Format::Json
+        } else {
+            self.format
+        }
+    }
+}
+
+/// One setting's result: the record every printer prints (docs/formats.md).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct BenchRecord {
     /// `selectinfer`, or `stock llama.cpp` (--stock).
     #[serde(default = "selectinfer")]
-    pub(super) engine: String,
-    pub(super) model: String,
-    pub(super) compute: f64,
-    pub(super) dense: bool,
-    pub(super) prefill_tps: f64,
-    pub(super) decode_tps: f64,
-    pub(super) speedup: f64,
-    pub(super) ideal_speedup: f64,
-    pub(super) bytes_per_token: u64,
-    pub(super) select_ms: f64,
+    pub engine: String,
+    pub model: String,
+    pub compute: f64,
+    pub dense: bool,
+    pub prefill_tps: f64,
+    pub decode_tps: f64,
+    pub speedup: f64,
+    pub ideal_speedup: f64,
+    pub bytes_per_token: u64,
+    pub select_ms: f64,
     /// `in-place` (prefix views of the reordered weights), `copy` (gathered
     /// buffer) or `dense`.
-    pub(super) layout: String,
+    pub layout: String,
     /// Tensor bytes of the file.
-    pub(super) weight_bytes: u64,
+    pub weight_bytes: u64,
     /// Bytes of gathered copies of computed neurons (0 in place).
-    pub(super) copy_bytes: usize,
-    pub(super) computed_neurons: usize,
-    pub(super) loaded_neurons: usize,
-    pub(super) reps: usize,
-    pub(super) prompt_tokens: usize,
-    pub(super) gen_tokens: usize,
-    pub(super) threads: i32,
+    pub copy_bytes: usize,
+    pub computed_neurons: usize,
+    pub loaded_neurons: usize,
+    pub reps: usize,
+    pub prompt_tokens: usize,
+    pub gen_tokens: usize,
+    pub threads: i32,
+    /// Whether the weights were memory-mapped (not --no-mmap).
+    #[serde(default = "yes")]
+    pub mmap: bool,
     /// Peak resident memory of the setting's own process (median over its
-    /// repetitions; --processes / --stock only).
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub(super) peak_rss_bytes: Option<u64>,
+    /// repetitions; --processes / --stock only, else empty).
+    #[serde(default)]
+    pub peak_rss_bytes: Option<u64>,
+}
+
+fn yes() -> bool {
+    true
 }
 
 fn selectinfer() -> String {
@@ -194,64 +222,34 @@ pub(super) fn prompt_text(prompt_tokens: usize) -> &'static str {
     &text[..cut]
 }
 
+/// One (file, setting) of an in-process run: its open session and its timings.
+struct Setting<'m> {
+    model: &'m Model,
+    prompt: Vec<i32>,
+    spec: Spec,
+    plan: SessionPlan,
+    session: SelectiveSession<'m>,
+    pre: Vec<f64>,
+    dec: Vec<f64>,
+    sel_ms: Vec<f64>,
+    last_sel: SelectionStats,
+}
+
 /// Times `specs` in this process, `reps` repetitions round-robin.
 fn in_process(a: &BenchArgs, specs: &[Spec], reps: usize) -> anyhow::Result<Vec<BenchRecord>> {
-    let threads = a.threads.get();
-    let opts = GenerateOptions { max_tokens: a.gen, ignore_eog: true, ..Default::default() };
     anyhow::ensure!(specs.iter().all(|s| !s.stock), "stock llama.cpp runs in its own process");
     let mut models: Vec<Model> = Vec::new();
     for sp in specs {
         if !models.iter().any(|m| m.path() == sp.file) {
-            models.push(Model::load(&sp.file, &LoadOptions::default()).with_context(|| format!("cannot load {}", sp.file.display()))?);
+            let load = LoadOptions { mmap: !a.no_mmap, ..Default::default() };
+            models.push(Model::load(&sp.file, &load).with_context(|| format!("cannot load {}", sp.file.display()))?);
         }
     }
-
     // One session per (file, setting), then repetitions round-robin over all of
     // them, so that drift in machine speed (other load, frequency) hits every
     // setting alike.
-    struct Setting<'m> {
-        model: &'m Model,
-        prompt: Vec<i32>,
-        phi: f64,
-        dense: bool,
-        plan: ComputePlan,
-        session: SelectiveSession<'m>,
-        pre: Vec<f64>,
-        dec: Vec<f64>,
-        sel_ms: Vec<f64>,
-        last_sel: SelectionStats,
-    }
-    let mut settings = Vec::new();
-    for sp in specs {
-        let model = models.iter().find(|m| m.path() == sp.file).expect("loaded above");
-        let mut prompt = model.tokenize(prompt_text(a.prompt_tokens), true, false);
-        prompt.truncate(a.prompt_tokens);
-        let n_ctx = (prompt.len() + a.gen + 16) as u32;
-        anyhow::ensure!(n_ctx <= model.n_ctx_train().max(512), "--prompt-tokens + --gen ({n_ctx}) exceed the context of {}", model.path().display());
-        let gamma = crate::select::SliceMeta::from_gguf(model.gguf())?.map_or(1.0, |m| m.load);
-        let (phi, dense) = (sp.phi, sp.dense);
-        let mut plan = ComputePlan::for_model(model.gguf(), &a.compute.options(if dense { gamma } else { phi }))?;
-        if dense {
-            plan.layers.iter_mut().for_each(|l| *l = None);
-        }
-        let opts = SessionOptions { n_ctx, n_batch: 512, threads, observer: None };
-        let mut session = SelectiveSession::new(model, plan.clone(), opts)?;
-        session.set_vote(a.compute.vote);
-        session.set_decode_bias(a.compute.decode_bias)?;
-        session.set_decode_refit(a.compute.decode_refit_when(model.gguf(), !dense))?;
-        settings.push(Setting {
-            model,
-            prompt,
-            phi,
-            dense,
-            plan,
-            session,
-            pre: Vec::new(),
-            dec: Vec::new(),
-            sel_ms: Vec::new(),
-            last_sel: SelectionStats::default(),
-        });
-    }
+    let mut settings = specs.iter().map(|sp| open_setting(a, &models, sp)).collect::<anyhow::Result<Vec<_>>>()?;
+    let opts = GenerateOptions { max_tokens: a.gen, ignore_eog: true, ..Default::default() };
     for rep in 0..reps {
         for st in &mut settings {
             st.session.clear();
@@ -261,58 +259,80 @@ fn in_process(a: &BenchArgs, specs: &[Spec], reps: usize) -> anyhow::Result<Vec<
             st.sel_ms.push(sel.select_ms);
             st.last_sel = sel;
         }
-        if !a.json.json && a.only_setting.is_none() {
+        if a.format() == Format::Md && a.only_setting.is_none() {
             eprintln!("bench: repetition {} of {} done", rep + 1, reps);
         }
     }
-    let mut records = Vec::new();
     let mut anchor: Option<(f64, u64)> = None;
-    for st in settings {
-        let computed: Vec<Option<usize>> = st.session.current_sets().iter().map(|c| c.as_ref().map(Vec::len)).collect();
-        let g = st.model.gguf();
-        let bytes = bytes_per_token(g, &st.plan, if st.dense { None } else { Some(&computed) });
-        let decode_tps = median(st.dec);
-        let (base_tps, base_bytes) = *anchor.get_or_insert((decode_tps, bytes));
-        let layout = if st.dense || !st.plan.is_selective() {
-            "dense".to_string()
-        } else {
-            serde_json::to_value(st.session.layout())?.as_str().unwrap_or_default().to_string()
-        };
-        records.push(BenchRecord {
-            engine: selectinfer(),
-            model: st.model.path().display().to_string(),
-            compute: st.phi,
-            dense: st.dense,
-            prefill_tps: median(st.pre),
-            decode_tps,
-            speedup: decode_tps / base_tps,
-            ideal_speedup: base_bytes as f64 / bytes as f64,
-            bytes_per_token: bytes,
-            select_ms: median(st.sel_ms),
-            layout,
-            weight_bytes: crate::model::ModelInfo::from_gguf(g)?.total_bytes,
-            copy_bytes: st.last_sel.compact_bytes,
-            computed_neurons: st.last_sel.computed_neurons,
-            loaded_neurons: st.last_sel.loaded_neurons,
-            reps,
-            prompt_tokens: st.prompt.len(),
-            gen_tokens: a.gen,
-            threads,
-            peak_rss_bytes: None,
-        });
-    }
-    Ok(records)
+    settings.into_iter().map(|st| record(a, st, reps, &mut anchor)).collect()
 }
 
-/// Prints the records as JSON lines or as a Markdown table with its footnote.
+/// The session of one setting, as the plan of its phi on its file says (dense:
+/// every loaded neuron).
+fn open_setting<'m>(a: &BenchArgs, models: &'m [Model], sp: &Spec) -> anyhow::Result<Setting<'m>> {
+    let model = models.iter().find(|m| m.path() == sp.file).expect("loaded above");
+    let mut prompt = model.tokenize(prompt_text(a.prompt_tokens), true, false);
+    prompt.truncate(a.prompt_tokens);
+    let n_ctx = (prompt.len() + a.gen + 16) as u32;
+    anyhow::ensure!(n_ctx <= model.n_ctx_train().max(512), "--prompt-tokens + --gen ({n_ctx}) exceed the context of {}", model.path().display());
+    let plan = SessionPlan::build(&a.compute.request().at((!sp.dense).then_some(sp.phi)), model.gguf())?;
+    let session = plan.open(model, SessionOptions { n_ctx, n_batch: 512, threads: a.threads.get(), observer: None })?;
+    let (pre, dec, sel_ms) = (Vec::new(), Vec::new(), Vec::new());
+    Ok(Setting { model, prompt, spec: sp.clone(), plan, session, pre, dec, sel_ms, last_sel: SelectionStats::default() })
+}
+
+/// The record of a timed setting; `anchor` is the first setting's (decode tok/s,
+/// bytes read per token), which every speedup is over.
+fn record(a: &BenchArgs, st: Setting, reps: usize, anchor: &mut Option<(f64, u64)>) -> anyhow::Result<BenchRecord> {
+    let computed: Vec<Option<usize>> = st.session.current_sets().iter().map(|c| c.as_ref().map(Vec::len)).collect();
+    let g = st.model.gguf();
+    let dense = st.spec.dense;
+    let bytes = bytes_per_token(g, &st.plan.compute, if dense { None } else { Some(&computed) });
+    let decode_tps = median(st.dec);
+    let (base_tps, base_bytes) = *anchor.get_or_insert((decode_tps, bytes));
+    let layout = if dense || !st.plan.compute.is_selective() {
+        "dense".to_string()
+    } else {
+        serde_json::to_value(st.session.layout())?.as_str().unwrap_or_default().to_string()
+    };
+    Ok(BenchRecord {
+        engine: selectinfer(),
+        model: st.model.path().display().to_string(),
+        compute: st.spec.phi,
+        dense,
+        prefill_tps: median(st.pre),
+        decode_tps,
+        speedup: decode_tps / base_tps,
+        ideal_speedup: base_bytes as f64 / bytes as f64,
+        bytes_per_token: bytes,
+        select_ms: median(st.sel_ms),
+        layout,
+        weight_bytes: crate::model::ModelInfo::from_gguf(g)?.total_bytes,
+        copy_bytes: st.last_sel.compact_bytes,
+        computed_neurons: st.last_sel.computed_neurons,
+        loaded_neurons: st.last_sel.loaded_neurons,
+        reps,
+        prompt_tokens: st.prompt.len(),
+        gen_tokens: a.gen,
+        threads: a.threads.get(),
+        mmap: !a.no_mmap,
+        peak_rss_bytes: None,
+    })
+}
+
+/// Prints the records in the format asked for (`-o`).
 fn print_records(a: &BenchArgs, records: &[BenchRecord]) -> anyhow::Result<()> {
-    let threads = a.threads.get();
-    if a.json.json {
-        for r in records {
-            println!("{}", serde_json::to_string(r)?);
-        }
-        return Ok(());
+    match a.format() {
+        Format::Md => print_table(a, records),
+        Format::Json => print!("{}", to_json_lines(records)?),
+        Format::Csv => print!("{}", to_csv(records)?),
     }
+    Ok(())
+}
+
+/// The Markdown table of the records, with its footnote.
+fn print_table(a: &BenchArgs, records: &[BenchRecord]) {
+    let threads = a.threads.get();
     let mut files: Vec<&str> = Vec::new();
     records.iter().for_each(|r| if !files.contains(&r.model.as_str()) { files.push(&r.model) });
     let several = files.len() > 1;
@@ -363,5 +383,51 @@ fn print_records(a: &BenchArgs, records: &[BenchRecord]) -> anyhow::Result<()> {
         if rss { ", each in its own process (peak RSS: its median)" } else { "" },
         files.first().copied().unwrap_or_default()
     );
-    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::output::record::{read_csv, read_json_lines};
+
+    fn rec(engine: &str, compute: f64, peak: Option<u64>) -> BenchRecord {
+        BenchRecord {
+            engine: engine.into(),
+            model: "models/a, b.gguf".into(),
+            compute,
+            dense: compute >= 0.7,
+            prefill_tps: 812.345678901,
+            decode_tps: 61.0 / 3.0,
+            speedup: 1.0 / 3.0,
+            ideal_speedup: 1.25,
+            bytes_per_token: 123_456_789,
+            select_ms: 0.0,
+            layout: "in-place".into(),
+            weight_bytes: 98_765_432,
+            copy_bytes: 0,
+            computed_neurons: 1536,
+            loaded_neurons: 2688,
+            reps: 3,
+            prompt_tokens: 64,
+            gen_tokens: 64,
+            threads: 2,
+            mmap: true,
+            peak_rss_bytes: peak,
+        }
+    }
+
+    #[test]
+    fn every_printer_prints_the_same_record() {
+        let recs = vec![rec("selectinfer", 0.7, Some(1_517_000_000)), rec("stock llama.cpp", 0.4, None)];
+        let csv = to_csv(&recs).unwrap();
+        let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+        assert_eq!(header.len(), 21);
+        assert_eq!((header[0], header[20]), ("engine", "peak_rss_bytes"));
+        assert_eq!(read_csv::<BenchRecord>(&csv).unwrap(), recs);
+        let json = to_json_lines(&recs).unwrap();
+        assert_eq!(read_json_lines::<BenchRecord>(&json).unwrap(), recs);
+        // A record printed before `mmap` and `engine` existed reads with their defaults.
+        let old = json.lines().next().unwrap().replace(r#""engine":"selectinfer","#, "").replace(r#""mmap":true,"#, "");
+        assert_eq!(read_json_lines::<BenchRecord>(&old).unwrap()[0], recs[0]);
+    }
 }

@@ -45,7 +45,7 @@ pub(super) fn run(a: &BenchArgs, specs: &[Spec], text: &str) -> anyhow::Result<V
             let rec = if sp.stock { stock_record(a, sp, &out)? } else { serde_json::from_str(out.trim()).with_context(|| format!("reading the child's record: {out}"))? };
             runs[i].push((rec, peak));
         }
-        if !a.json.json {
+        if a.format() == crate::output::record::Format::Md {
             eprintln!("bench: repetition {} of {} done ({} processes)", rep + 1, a.reps, specs.len());
         }
     }
@@ -127,6 +127,7 @@ fn stock_record(a: &BenchArgs, sp: &Spec, out: &str) -> anyhow::Result<BenchReco
         prompt_tokens: a.prompt_tokens,
         gen_tokens: a.gen,
         threads: a.threads.get(),
+        mmap: true,
         peak_rss_bytes: None,
     })
 }

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context};
 
 use super::generate::{ComputeArgs, SamplingArgs};
-use crate::compute::{ComputePlan, SelectiveSession};
+use crate::compute::SessionPlan;
 use crate::engine::{GenerateStats, LoadOptions, Model, SessionOptions, Token};
 use crate::memory::{trim_heap, MemorySnapshot};
 use crate::model::ModelInfo;
@@ -161,14 +161,6 @@ fn load_within_budget(a: &ChatArgs, task: Option<Task>) -> anyhow::Result<Model>
     bail!("could not fit the budget of {} within four rounds", format_bytes(a.mem_budget.unwrap_or(0)))
 }
 
-/// The compute plan of --compute (dense without it).
-fn compute_plan(a: &ChatArgs, model: &Model) -> anyhow::Result<ComputePlan> {
-    Ok(match a.compute.compute {
-        Some(phi) => ComputePlan::for_model(model.gguf(), &a.compute.options(phi))?,
-        None => ComputePlan::dense(ModelInfo::from_gguf(model.gguf())?.n_layer),
-    })
-}
-
 /// Where the measured runtime for these settings is remembered: keyed by the
 /// model file (name and size), n_ctx, phi and the threads.
 fn runtime_memo(a: &ChatArgs) -> PathBuf {
@@ -183,12 +175,9 @@ fn runtime_memo(a: &ChatArgs) -> PathBuf {
 /// and the KV cache is written.
 fn warm_up_peak(a: &ChatArgs, model: &Model) -> anyhow::Result<(u64, usize)> {
     let opts = SessionOptions { n_ctx: a.sampling.ctx, threads: a.sampling.threads(), ..Default::default() };
-    let mut s = SelectiveSession::new(model, compute_plan(a, model)?, opts)?;
-    // As the chat session decides: the per-prompt refit holds the prompt's
+    // The chat session's own plan: the per-prompt refit holds the prompt's
     // activation rows, which the measured peak must include.
-    s.set_vote(a.compute.vote);
-    s.set_decode_bias(a.compute.decode_bias)?;
-    s.set_decode_refit(a.compute.decode_refit(model.gguf()))?;
+    let mut s = SessionPlan::build(&a.compute.request(), model.gguf())?.open(model, opts)?;
     let n = (a.sampling.ctx as usize).min(512).saturating_sub(1).max(1);
     let filler = model.tokenize(&"the ".repeat(n), true, false);
     let n = n.min(filler.len());
@@ -296,21 +285,15 @@ fn resolve_model(a: &ChatArgs, task: Option<Task>, overhead: u64) -> anyhow::Res
 /// the profile itself: measuring them loads the whole model, which a memory budget
 /// may not hold); the paper's selection otherwise, with a note naming the command.
 fn default_compensation(g: &crate::gguf::GgufFile, info: &ModelInfo, profile: &std::path::Path, task: Task) -> Compensation {
-    match crate::select::variant::default_compensation(g, info, true) {
-        Ok(Compensation::Refit) if !has_moments(g, profile, task) => {
-            eprintln!(
-                "chat: no compensation: the refit needs the {task} moments (selectinfer profile moments -m {} --task {task} {})",
-                g.path.display(),
-                profile.display()
-            );
-            Compensation::None
-        }
-        Ok(c) => c,
-        Err(why) => {
-            eprintln!("chat: no compensation ({why})");
-            Compensation::None
-        }
+    let ready = || match has_moments(g, profile, task) {
+        true => Ok(()),
+        false => Err(format!("the refit needs the {task} moments: selectinfer profile moments -m {} --task {task} {}", g.path.display(), profile.display())),
+    };
+    let d = crate::select::variant::decide_compensation(None, g, info, true, ready);
+    if let Some(note) = d.note(true) {
+        eprintln!("chat: {note}");
     }
+    d.value
 }
 
 /// Whether the profile holds the task's moments for the model `g` (or a file it
@@ -323,11 +306,8 @@ fn has_moments(g: &crate::gguf::GgufFile, profile: &std::path::Path, task: Task)
 fn chat_with(a: &ChatArgs, model: &Model, messages: &mut Vec<(String, String)>) -> anyhow::Result<Next> {
     let info = ModelInfo::from_gguf(model.gguf())?;
     let threads = a.sampling.threads();
-    let plan = compute_plan(a, model)?;
-    let mut s = SelectiveSession::new(model, plan, SessionOptions { n_ctx: a.sampling.ctx, threads, ..Default::default() })?;
-    s.set_vote(a.compute.vote);
-    s.set_decode_bias(a.compute.decode_bias)?;
-    s.set_decode_refit(a.compute.decode_refit(model.gguf()))?;
+    let plan = SessionPlan::build(&a.compute.request(), model.gguf())?;
+    let mut s = plan.open(model, SessionOptions { n_ctx: a.sampling.ctx, threads, ..Default::default() })?;
     let interactive = std::io::stdin().is_terminal();
     let mut history: Vec<Token> = Vec::new();
     let mut last: Option<(GenerateStats, f64)> = None;
@@ -335,7 +315,7 @@ fn chat_with(a: &ChatArgs, model: &Model, messages: &mut Vec<(String, String)>) 
     let stdin = std::io::stdin();
     let mut input = stdin.lock();
     if interactive {
-        eprintln!("selectinfer chat: {} ({}). {HELP}", model.path().display(), describe(a, &info));
+        eprintln!("selectinfer chat: {} ({}). {HELP}", model.path().display(), describe(&plan, &info));
     }
     loop {
         if interactive {
@@ -373,7 +353,7 @@ fn chat_with(a: &ChatArgs, model: &Model, messages: &mut Vec<(String, String)>) 
                     s.clear();
                     eprintln!("chat: conversation cleared");
                 }
-                "stats" => print_stats(a, &info, model.path(), last.as_ref()),
+                "stats" => print_stats(a, &plan, &info, model.path(), last.as_ref()),
                 "task" => match parts.next().and_then(Task::from_name) {
                     Some(t) => return Ok(Next::SwitchTask(t)),
                     None => eprintln!("chat: /task needs one of qa, translate, summarize"),
@@ -425,18 +405,13 @@ fn chat_with(a: &ChatArgs, model: &Model, messages: &mut Vec<(String, String)>) 
     }
 }
 
-fn describe(a: &ChatArgs, info: &ModelInfo) -> String {
-    format!(
-        "{} layers, weights {}, compute {}",
-        info.n_layer,
-        format_bytes(info.total_bytes),
-        a.compute.compute.map_or("dense".to_string(), |p| p.to_string())
-    )
+fn describe(plan: &SessionPlan, info: &ModelInfo) -> String {
+    format!("{} layers, weights {}, {}", info.n_layer, format_bytes(info.total_bytes), plan.describe())
 }
 
-fn print_stats(a: &ChatArgs, info: &ModelInfo, path: &Path, last: Option<&(GenerateStats, f64)>) {
+fn print_stats(a: &ChatArgs, plan: &SessionPlan, info: &ModelInfo, path: &Path, last: Option<&(GenerateStats, f64)>) {
     let mem = MemorySnapshot::now();
-    eprintln!("model {} ({})", path.display(), describe(a, info));
+    eprintln!("model {} ({})", path.display(), describe(plan, info));
     eprintln!("RSS {} (peak {}), n_ctx {}", format_bytes(mem.rss_bytes), format_bytes(mem.peak_rss_bytes), a.sampling.ctx);
     match last {
         Some((st, sel)) => eprintln!(

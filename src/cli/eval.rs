@@ -60,15 +60,9 @@ pub struct EvalArgs {
 }
 
 impl EvalArgs {
-    /// The evaluation these arguments ask for (the default `--decode-refit` reads the
-    /// model file's slice metadata).
+    /// The evaluation these arguments ask for (the plan's defaults apply where the
+    /// model file is read: [`crate::compute::SessionPlan::build`]).
     pub fn request(&self) -> anyhow::Result<EvalRequest> {
-        let decode_refit = if self.compute.decode_refit.is_none() && self.compute.compute.is_some() && !self.compute.decode_bias {
-            let g = crate::gguf::GgufFile::read(&self.model).with_context(|| format!("cannot evaluate {}", self.model.display()))?;
-            self.compute.decode_refit(&g)
-        } else {
-            self.compute.decode_refit_on(false)
-        };
         Ok(EvalRequest {
             model: self.model.clone(),
             task: self.task,
@@ -76,14 +70,11 @@ impl EvalArgs {
             limit: self.limit,
             shots: self.shots,
             method: self.method,
-            compute: self.compute.compute.map(|phi| self.compute.options(phi)),
+            compute: self.compute.request(),
             threads: self.threads.get(),
             chat: self.chat,
             mem_cap: self.mem_cap,
             speed_only: self.speed_only,
-            vote: self.compute.vote,
-            decode_bias: self.compute.decode_bias,
-            decode_refit,
         })
     }
 }

@@ -2,7 +2,7 @@
 //! write results/NAME/{results.csv, README.md, plots}.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::{bail, Context};
@@ -55,138 +55,168 @@ pub fn run(a: ExperimentArgs) -> anyhow::Result<()> {
     let e = Experiment::read(&a.file)?;
     let name = a.file.file_stem().map(|s| s.to_string_lossy().into_owned()).context("the experiment file needs a name")?;
     let dir = a.out_dir.clone().unwrap_or_else(|| PathBuf::from("results").join(&name));
-    let csv = dir.join("results.csv");
-    let ppl_csv = dir.join("perplexity.csv");
     let cells = e.cells();
     crate::experiment::validate::check(&e, &cells, &child_refusal).with_context(|| format!("{} is not a valid experiment", a.file.display()))?;
-    let rows = read_rows(&csv)?;
     let pcells = ppl_cells(&e, &cells);
-    let ppl_rows = read_rows(&ppl_csv)?;
-    let ppl_todo: Vec<&PplCell> = pcells.iter().filter(|c| !ppl_rows.iter().any(|r| c.matches(r, &e.models[c.model]))).collect();
     let mut split_sizes = HashMap::new();
-
     let runner = Runner::new(a.dry_run)?;
-    let caps = caps_available();
-    let mut skipped = Vec::new();
-    let mut done = 0usize;
-    let mut todo: Vec<(usize, &Cell, usize)> = Vec::new();
-    for (i, cell) in cells.iter().enumerate() {
-        let m = &e.models[cell.model];
-        let n = scored_examples(cell, &mut split_sizes)?;
-        if has_row(&rows, cell, m, n) {
-            done += 1;
-        } else if let (Some(_), Err(why)) = (cell.mem_cap, &caps) {
-            skipped.push(format!("{}: memory caps unavailable here ({why})", cell.label(&m.name)));
-        } else {
-            todo.push((i, cell, n));
-        }
-    }
-    eprintln!("experiment {name}: {} cells, {done} done, {} to run, {} skipped", cells.len(), todo.len(), skipped.len());
+    let work = Work::find(&e, &cells, &pcells, &dir, &mut split_sizes)?;
+    eprintln!("experiment {name}: {} cells, {} done, {} to run, {} skipped", cells.len(), work.done, work.todo.len(), work.skipped.len());
     if !pcells.is_empty() {
-        eprintln!("experiment {name}: {} perplexity cells, {} to run", pcells.len(), ppl_todo.len());
+        eprintln!("experiment {name}: {} perplexity cells, {} to run", pcells.len(), work.ppl_todo.len());
     }
     if a.dry_run {
-        for (i, cell) in cells.iter().enumerate() {
-            let m = &e.models[cell.model];
-            let state = if todo.iter().any(|t| t.0 == i) { "to run" } else if skipped.iter().any(|s| s.starts_with(&cell.label(&m.name))) { "skipped" } else { "done" };
-            println!("{:>4} {state:<7} {}  [{}]", i + 1, cell.label(&m.name), m.file(&cell.prep).display());
-        }
-        for (i, c) in pcells.iter().enumerate() {
-            let state = if ppl_todo.contains(&c) { "to run" } else { "done" };
-            println!("{:>4} {state:<7} {}", cells.len() + i + 1, c.label(&e.models[c.model]));
-        }
+        work.list(&e, &cells, &pcells);
     }
-    for s in &skipped {
+    for s in &work.skipped {
         eprintln!("experiment: skipping {s}");
     }
-
-    let mut failures = Vec::new();
-    let nothing_to_run = todo.is_empty() && ppl_todo.is_empty();
-    if !a.report_only && !nothing_to_run {
-        if !a.dry_run {
-            std::fs::create_dir_all(dir.join("outputs")).with_context(|| format!("creating {}", dir.display()))?;
-        }
-        // Prepare per model, then run that model's cells. One overall bar (cells,
-        // ETA) and one bar per cell, fed by the child's progress lines.
-        let multi = indicatif::MultiProgress::new();
-        let say = |line: String| if multi.is_hidden() { eprintln!("{line}") } else { multi.suspend(|| eprintln!("{line}")) };
-        let overall = multi.add(crate::output::progress_bar(true, (todo.len() + ppl_todo.len()) as u64, &format!("experiment {name}")));
-        // One child: its bar (fed by its progress lines), then done or FAILED.
-        let mut run_child = |label: String, len: u64, args: Vec<String>| {
-            let bar = multi.add(crate::output::progress_bar(true, len, "  cell"));
-            bar.set_message(label.clone());
-            let t0 = Instant::now();
-            match run_cell(&runner, &args, &bar) {
-                Ok(()) => say(format!("done {label} ({:.0} s)", t0.elapsed().as_secs_f64())),
-                Err(err) => {
-                    say(format!("FAILED {label}: {err:#}"));
-                    failures.push(format!("{label}: {err:#}"));
-                }
-            }
-            bar.finish_and_clear();
-            multi.remove(&bar);
-            overall.inc(1);
-        };
-        for (mi, m) in e.models.iter().enumerate() {
-            let mine: Vec<&(usize, &Cell, usize)> = todo.iter().filter(|t| t.1.model == mi).collect();
-            let my_ppl: Vec<&&PplCell> = ppl_todo.iter().filter(|c| c.model == mi).collect();
-            if mine.is_empty() && my_ppl.is_empty() {
-                continue;
-            }
-            // Profiles are needed only for the slices of cells still to run.
-            let needs: Vec<Cell> = my_ppl.iter().filter_map(|p| cells.iter().find(|c| c.model == mi && c.prep == p.prep).cloned()).collect();
-            let refs: Vec<&Cell> = mine.iter().map(|t| t.1).chain(&needs).collect();
-            let pm = multi.suspend(|| prepare_model(&runner, m, &e, &refs))?;
-            for &&(_, cell, n) in &mine {
-                let file = multi.suspend(|| prepare_file(&runner, m, &pm, &cell.prep))?;
-                if !a.dry_run {
-                    let call = EvalCall::new(cell, file, n).with_reference(m.reference);
-                    let out = dir.join("outputs").join(call.outputs_name());
-                    run_child(cell.label(&m.name), cell.examples as u64, call.args(&csv, Some(&out), e.threads));
-                }
-            }
-            // Perplexity after the model's task cells, so a partial run has the tables.
-            for c in my_ppl {
-                let file = multi.suspend(|| prepare_file(&runner, m, &pm, &c.prep))?;
-                if !a.dry_run {
-                    run_child(c.label(m), c.chunks as u64, c.args(&file, &m.reference_path(), &ppl_csv, e.threads));
-                }
-            }
-        }
-        overall.finish_and_clear();
-    }
+    let nothing_to_run = work.todo.is_empty() && work.ppl_todo.is_empty();
+    let failures = if a.report_only || nothing_to_run { Vec::new() } else { run_work(&a, &e, &runner, &name, &dir, &cells, &work)? };
     if a.dry_run {
         return Ok(());
     }
+    let mut skipped = work.skipped;
+    skipped.extend(failures.iter().map(|f| format!("failed: {f}")));
+    report(&a, &e, &name, &dir, (&cells, &pcells), &skipped, &mut split_sizes)?;
+    if !failures.is_empty() {
+        bail!("{} cell(s) failed:\n{}", failures.len(), failures.join("\n"));
+    }
+    Ok(())
+}
 
-    let mut rows = read_rows(&csv)?;
-    let ppl_rows: Vec<crate::eval::perplexity::PerplexityRow> = read_rows(&ppl_csv)?;
-    let paired = crate::experiment::intervals::compute(&e, &cells, &mut rows, &dir.join("outputs"))?;
+/// Evaluation split sizes by (data file, task), read once.
+type SplitSizes = HashMap<(PathBuf, crate::tasks::Task), usize>;
+
+/// The cells of a run still to do, those skipped (with why) and the count done.
+struct Work<'c> {
+    todo: Vec<(usize, &'c Cell, usize)>,
+    ppl_todo: Vec<&'c PplCell>,
+    skipped: Vec<String>,
+    done: usize,
+}
+
+impl<'c> Work<'c> {
+    /// What `dir`'s result files still lack of `cells` and `pcells`.
+    fn find(e: &Experiment, cells: &'c [Cell], pcells: &'c [PplCell], dir: &Path, split_sizes: &mut SplitSizes) -> anyhow::Result<Work<'c>> {
+        let rows = read_rows(&dir.join("results.csv"))?;
+        let ppl_rows = read_rows(&dir.join("perplexity.csv"))?;
+        let ppl_todo = pcells.iter().filter(|c| !ppl_rows.iter().any(|r| c.matches(r, &e.models[c.model]))).collect();
+        let caps = caps_available();
+        let mut w = Work { todo: Vec::new(), ppl_todo, skipped: Vec::new(), done: 0 };
+        for (i, cell) in cells.iter().enumerate() {
+            let m = &e.models[cell.model];
+            let n = scored_examples(cell, split_sizes)?;
+            if has_row(&rows, cell, m, n) {
+                w.done += 1;
+            } else if let (Some(_), Err(why)) = (cell.mem_cap, &caps) {
+                w.skipped.push(format!("{}: memory caps unavailable here ({why})", cell.label(&m.name)));
+            } else {
+                w.todo.push((i, cell, n));
+            }
+        }
+        Ok(w)
+    }
+
+    /// `--dry-run`: one line per cell with its state.
+    fn list(&self, e: &Experiment, cells: &[Cell], pcells: &[PplCell]) {
+        for (i, cell) in cells.iter().enumerate() {
+            let m = &e.models[cell.model];
+            let state = if self.todo.iter().any(|t| t.0 == i) { "to run" } else if self.skipped.iter().any(|s| s.starts_with(&cell.label(&m.name))) { "skipped" } else { "done" };
+            println!("{:>4} {state:<7} {}  [{}]", i + 1, cell.label(&m.name), m.file(&cell.prep).display());
+        }
+        for (i, c) in pcells.iter().enumerate() {
+            let state = if self.ppl_todo.contains(&c) { "to run" } else { "done" };
+            println!("{:>4} {state:<7} {}", cells.len() + i + 1, c.label(&e.models[c.model]));
+        }
+    }
+}
+
+/// Prepares each model's files and runs its cells still to do, each a child
+/// process; returns the failures (label: error).
+fn run_work(a: &ExperimentArgs, e: &Experiment, runner: &Runner, name: &str, dir: &Path, cells: &[Cell], work: &Work) -> anyhow::Result<Vec<String>> {
+    let (csv, ppl_csv) = (dir.join("results.csv"), dir.join("perplexity.csv"));
+    if !a.dry_run {
+        std::fs::create_dir_all(dir.join("outputs")).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    let mut failures = Vec::new();
+    // Prepare per model, then run that model's cells. One overall bar (cells,
+    // ETA) and one bar per cell, fed by the child's progress lines.
+    let multi = indicatif::MultiProgress::new();
+    let say = |line: String| if multi.is_hidden() { eprintln!("{line}") } else { multi.suspend(|| eprintln!("{line}")) };
+    let overall = multi.add(crate::output::progress_bar(true, (work.todo.len() + work.ppl_todo.len()) as u64, &format!("experiment {name}")));
+    // One child: its bar (fed by its progress lines), then done or FAILED.
+    let mut run_child = |label: String, len: u64, args: Vec<String>| {
+        let bar = multi.add(crate::output::progress_bar(true, len, "  cell"));
+        bar.set_message(label.clone());
+        let t0 = Instant::now();
+        match run_cell(runner, &args, &bar) {
+            Ok(()) => say(format!("done {label} ({:.0} s)", t0.elapsed().as_secs_f64())),
+            Err(err) => {
+                say(format!("FAILED {label}: {err:#}"));
+                failures.push(format!("{label}: {err:#}"));
+            }
+        }
+        bar.finish_and_clear();
+        multi.remove(&bar);
+        overall.inc(1);
+    };
+    for (mi, m) in e.models.iter().enumerate() {
+        let mine: Vec<&(usize, &Cell, usize)> = work.todo.iter().filter(|t| t.1.model == mi).collect();
+        let my_ppl: Vec<&&PplCell> = work.ppl_todo.iter().filter(|c| c.model == mi).collect();
+        if mine.is_empty() && my_ppl.is_empty() {
+            continue;
+        }
+        // Profiles are needed only for the slices of cells still to run.
+        let needs: Vec<Cell> = my_ppl.iter().filter_map(|p| cells.iter().find(|c| c.model == mi && c.prep == p.prep).cloned()).collect();
+        let refs: Vec<&Cell> = mine.iter().map(|t| t.1).chain(&needs).collect();
+        let pm = multi.suspend(|| prepare_model(runner, m, e, &refs))?;
+        for &&(_, cell, n) in &mine {
+            let file = multi.suspend(|| prepare_file(runner, m, &pm, &cell.prep))?;
+            if !a.dry_run {
+                let call = EvalCall::new(cell, file, n).with_reference(m.reference);
+                let out = dir.join("outputs").join(call.outputs_name());
+                run_child(cell.label(&m.name), cell.examples as u64, call.args(&csv, Some(&out), e.threads));
+            }
+        }
+        // Perplexity after the model's task cells, so a partial run has the tables.
+        for c in my_ppl {
+            let file = multi.suspend(|| prepare_file(runner, m, &pm, &c.prep))?;
+            if !a.dry_run {
+                run_child(c.label(m), c.chunks as u64, c.args(&file, &m.reference_path(), &ppl_csv, e.threads));
+            }
+        }
+    }
+    overall.finish_and_clear();
+    Ok(failures)
+}
+
+/// Reads the result files back and writes the intervals, plots and README.md.
+fn report(a: &ExperimentArgs, e: &Experiment, name: &str, dir: &Path, (cells, pcells): (&[Cell], &[PplCell]), skipped: &[String], split_sizes: &mut SplitSizes) -> anyhow::Result<()> {
+    let mut rows = read_rows(&dir.join("results.csv"))?;
+    let ppl_rows: Vec<crate::eval::perplexity::PerplexityRow> = read_rows(&dir.join("perplexity.csv"))?;
+    let paired = crate::experiment::intervals::compute(e, cells, &mut rows, &dir.join("outputs"))?;
     let ppl_done = pcells.iter().filter(|c| ppl_rows.iter().any(|r| c.matches(r, &e.models[c.model]))).count();
     let done = cells
         .iter()
-        .filter(|c| scored_examples(c, &mut split_sizes).is_ok_and(|n| has_row(&rows, c, &e.models[c.model], n)))
+        .filter(|c| scored_examples(c, split_sizes).is_ok_and(|n| has_row(&rows, c, &e.models[c.model], n)))
         .count();
-    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-    let points: Vec<PlotPoint> = rows.iter().map(|r| PlotPoint { model: model_label(&e, r), row: r }).collect();
-    let plots = if rows.is_empty() { Vec::new() } else { write_plots(&points, &e.defaults, &dir)? };
-    skipped.extend(failures.iter().map(|f| format!("failed: {f}")));
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let points: Vec<PlotPoint> = rows.iter().map(|r| PlotPoint { model: model_label(e, r), row: r }).collect();
+    let plots = if rows.is_empty() { Vec::new() } else { write_plots(&points, &e.defaults, dir)? };
     let ctx = ReportContext {
-        name: &name,
+        name,
         yaml: &a.file,
         total_cells: cells.len(),
         done_cells: done,
         ppl_cells: (ppl_done, pcells.len()),
-        skipped: &skipped,
+        skipped,
         plots: &plots,
         perplexity: &ppl_rows,
         paired: &paired,
     };
-    write_readme(&e, &rows, &ctx, &dir)?;
+    write_readme(e, &rows, &ctx, dir)?;
     eprintln!("experiment {name}: {done} of {} cells have rows; wrote {}", cells.len(), dir.join("README.md").display());
-    if !failures.is_empty() {
-        bail!("{} cell(s) failed:\n{}", failures.len(), failures.join("\n"));
-    }
     Ok(())
 }
 
@@ -203,6 +233,8 @@ mod tests {
     use clap::Parser;
 
     use crate::cli::{Args, Command};
+    use crate::compute::session_plan::CELL_DECODE_REFIT;
+    use crate::compute::DecodeRefit;
     use crate::experiment::child::tests::{calls, cells};
 
     /// Every cell's arguments, parsed by the `selectinfer eval` clap definition,
@@ -223,10 +255,20 @@ mod tests {
             assert_eq!((&req.model, req.method, req.task, &req.data), (&call.model, cell.method, cell.task, &cell.data), "{argv:?}");
             assert_eq!((req.limit, req.shots, req.threads, req.chat), (Some(cell.examples), cell.shots, 3, false), "{argv:?}");
             assert_eq!((req.mem_cap, req.speed_only), (cell.mem_cap, cell.speed_only), "{argv:?}");
-            let compute = req.compute.as_ref().map(|c| ((c.compute, c.token_share), c.no_static, c.layers.clone()));
+            let c = &req.compute;
+            let compute = c.compute_options().map(|o| ((o.compute, o.token_share), o.no_static, o.layers));
             let want = cell.compute.map(|c| (c, cell.no_static, cell.compute_layers.clone()));
             assert_eq!(compute, want, "{argv:?}");
-            assert_eq!((req.vote, req.decode_bias, req.decode_refit), (cell.vote, cell.decode_bias, cell.decode_refit), "{argv:?}");
+            // A computing cell without the key gets the cells' default, not eval's.
+            let refit = match (cell.decode_refit, cell.compute.is_some() && !cell.decode_bias) {
+                (Some(r), _) => Some(DecodeRefit::Ridge(r)),
+                (None, true) => Some(CELL_DECODE_REFIT),
+                (None, false) => None,
+            };
+            assert_eq!((c.decode_bias, c.decode_refit), (cell.decode_bias, refit), "{argv:?}");
+            if cell.compute.is_some() {
+                assert_eq!(c.vote, cell.vote, "{argv:?}");
+            }
         }
     }
 }

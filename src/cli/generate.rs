@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use anyhow::{anyhow, Context};
 
-use crate::compute::{ComputePlan, SelectiveSession};
+use crate::compute::{ComputeRequest, SessionPlan};
 use crate::engine::{GenerateOptions, LoadOptions, Model, Session, SessionOptions};
 
 /// Arguments of `generate`.
@@ -75,11 +75,11 @@ pub struct ComputeArgs {
     #[arg(long = "compute", value_parser = super::opts::parse_share)]
     pub compute: Option<f64>,
     /// alpha: share of the loaded neurons each prompt token votes for, by |activation|.
-    #[arg(long = "token-share", default_value_t = 0.2, value_parser = super::opts::parse_share)]
+    #[arg(long = "token-share", default_value_t = crate::compute::DEFAULT_TOKEN_SHARE, value_parser = super::opts::parse_share)]
     pub token_share: f64,
     /// What each prompt token ranks its neurons by when it votes: |activation| (abs)
     /// or signed activation (signed, as the paper's public code does).
-    #[arg(long, value_enum, default_value_t = crate::compute::Vote::Abs)]
+    #[arg(long, value_enum, default_value_t = crate::compute::DEFAULT_VOTE)]
     pub vote: crate::compute::Vote,
     /// After each prompt's prefill, add to every sparsified layer's ffn_down bias the
     /// mean contribution over the prompt's tokens of the loaded neurons decode does
@@ -106,42 +106,17 @@ pub struct ComputeArgs {
 }
 
 impl ComputeArgs {
-    /// The per-prompt refit's ridge on the file `g` (`None`: no refit): the flag's,
-    /// or by default [`crate::compute::refit::DEFAULT_RIDGE`] when decode computes
-    /// selectively on a slice made with `--compensate refit` and `--decode-bias` is
-    /// not given (the combination measured to keep the most of every task's score,
-    /// docs/selection.md).
-    pub fn decode_refit(&self, g: &crate::gguf::GgufFile) -> Option<f64> {
-        self.decode_refit_when(g, self.compute.is_some())
-    }
-
-    /// [`Self::decode_refit`] where whether decode computes selectively is given
-    /// (`bench` runs several phi in one call).
-    pub fn decode_refit_when(&self, g: &crate::gguf::GgufFile, selective: bool) -> Option<f64> {
-        let refit = crate::select::variant::SliceVariant::from_gguf(g).compensation == crate::select::variant::Compensation::Refit;
-        // The refit changes ffn_down's columns, which a neuron-major file does not hold.
-        let columns = crate::select::SliceMeta::from_gguf(g).ok().flatten().is_some_and(|m| m.down_layout == crate::select::DownLayout::Columns);
-        self.decode_refit_on(selective && refit && columns)
-    }
-
-    /// [`Self::decode_refit`] where decode computes selectively on a refit slice
-    /// (`refit_slice`) or does not.
-    pub fn decode_refit_on(&self, refit_slice: bool) -> Option<f64> {
-        use super::opts::DecodeRefitArg;
-        match self.decode_refit {
-            Some(DecodeRefitArg::Off) => None,
-            Some(DecodeRefitArg::Ridge(r)) => Some(r),
-            None => (!self.decode_bias && refit_slice).then_some(crate::compute::refit::DEFAULT_RIDGE),
-        }
-    }
-
-    /// The compute options for phi = `compute`.
-    pub fn options(&self, compute: f64) -> crate::compute::ComputeOptions {
-        crate::compute::ComputeOptions {
-            compute,
+    /// The typed request these options make (the plan's defaults apply where an
+    /// option is not given: [`SessionPlan::build`]).
+    pub fn request(&self) -> ComputeRequest {
+        ComputeRequest {
+            compute: self.compute,
             token_share: self.token_share,
-            layers: self.compute_layers.clone(),
+            vote: self.vote,
+            decode_bias: self.decode_bias,
+            decode_refit: self.decode_refit,
             no_static: self.no_static,
+            layers: self.compute_layers.clone(),
         }
     }
 }
@@ -202,14 +177,11 @@ pub fn run(args: GenerateArgs) -> anyhow::Result<()> {
             }
         }
     };
-    let (stats, selection) = match args.compute.compute {
-        Some(phi) => {
-            let plan = ComputePlan::for_model(model.gguf(), &args.compute.options(phi))?;
-            let mut s = SelectiveSession::new(&model, plan, session_opts)?;
-            s.set_vote(args.compute.vote);
-            s.set_decode_bias(args.compute.decode_bias)?;
-            s.set_decode_refit(args.compute.decode_refit(model.gguf()))?;
-            let (_, stats, sel) = s.generate(&tokens, &opts, on_text)?;
+    // Dense decode (no --compute) runs the plain engine, on any model llama.cpp reads.
+    let plan = args.compute.compute.map(|_| SessionPlan::build(&args.compute.request(), model.gguf())).transpose()?;
+    let (stats, selection) = match &plan {
+        Some(plan) => {
+            let (_, stats, sel) = plan.open(&model, session_opts)?.generate(&tokens, &opts, on_text)?;
             (stats, Some(sel))
         }
         None => {
@@ -255,6 +227,9 @@ pub fn run(args: GenerateArgs) -> anyhow::Result<()> {
             stats.decode_tps(),
             threads
         );
+        if let Some(plan) = &plan {
+            eprintln!("plan: {}", plan.describe());
+        }
     }
     Ok(())
 }

@@ -61,14 +61,8 @@ pub fn parse_share(s: &str) -> Result<f64, String> {
     }
 }
 
-/// `--decode-refit`: `off`, or the ridge, a finite number above 0.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum DecodeRefitArg {
-    /// No per-prompt refit.
-    Off,
-    /// The per-prompt refit with this ridge.
-    Ridge(f64),
-}
+/// `--decode-refit`'s value: the plan's type ([`crate::compute::DecodeRefit`]).
+pub use crate::compute::DecodeRefit as DecodeRefitArg;
 
 /// Parses `--decode-refit`'s value.
 pub fn parse_decode_refit(s: &str) -> Result<DecodeRefitArg, String> {

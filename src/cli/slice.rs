@@ -7,7 +7,7 @@ use anyhow::{bail, Context};
 use crate::fit::chain::FitText;
 use crate::output::{format_bytes, Table};
 use crate::select::rewrite::parse_layer_range;
-use crate::select::variant::{default_compensation, Budget, Compensation, ComputedFit, Importance, Secondary, SliceVariant};
+use crate::select::variant::{decide_compensation, Budget, Compensation, ComputedFit, Importance, Secondary, SliceVariant};
 use crate::select::{slice_model_with, DownLayout, SliceRequest, SliceSource};
 use crate::tasks::Task;
 
@@ -144,10 +144,12 @@ pub fn run(a: SliceArgs) -> anyhow::Result<()> {
         None => {
             let src = crate::gguf::GgufFile::read(&req.model).with_context(|| format!("cannot slice {}", req.model.display()))?;
             let info = crate::model::ModelInfo::from_gguf(&src)?;
-            default_compensation(&src, &info, !a.random).unwrap_or_else(|why| {
-                eprintln!("slice: no compensation ({why})");
-                Compensation::None
-            })
+            // slice measures the refit's moments on first use.
+            let d = decide_compensation(None, &src, &info, !a.random, || Ok(()));
+            if let Some(note) = d.note(!a.random) {
+                eprintln!("slice: {note}");
+            }
+            d.value
         }
     };
     if a.budget.is_per_layer() && a.budget_floor < a.static_share {

@@ -12,7 +12,9 @@
 //! [`SelectiveSession::set_decode_bias`] decode also adds the prompt's mean
 //! contribution of the skipped loaded neurons to each layer's `ffn_down` bias, and
 //! with [`SelectiveSession::set_decode_refit`] it refits the computed columns and
-//! the bias to the prompt's loaded output ([`refit`]).
+//! the bias to the prompt's loaded output ([`refit`]). What a command asks for and
+//! the defaults it gets become one [`SessionPlan`] ([`session_plan`]), which every
+//! command opens its session with.
 //!
 //! Shares, in the paper's terms, all of N (the original width): gamma = loaded,
 //! delta = static, phi = computed, alpha = the per-token vote share of loaded
@@ -22,6 +24,7 @@ mod plan;
 pub mod prefill_fit;
 pub mod refit;
 pub mod select;
+pub mod session_plan;
 
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -34,6 +37,7 @@ use crate::model::{ffn_down_neuron_major, ModelInfo};
 pub use crate::profile::votes::{computed_count, votes_per_token};
 pub use plan::{decode_labels, ComputeOptions, ComputePlan, LayerPlan};
 pub use select::Vote;
+pub use session_plan::{ComputeRequest, DecodeRefit, SessionPlan, DEFAULT_TOKEN_SHARE, DEFAULT_VOTE};
 use prefill_fit::{LayerFit, PrefillFit};
 use select::{compute_set, SelectorState, VoteObserver, Votes};
 

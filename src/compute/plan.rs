@@ -107,7 +107,7 @@ impl ComputePlan {
 
     /// A plan that computes every loaded neuron of every layer.
     pub fn dense(n_layer: usize) -> ComputePlan {
-        ComputePlan { layers: vec![None; n_layer], compute: 1.0, token_share: 0.2 }
+        ComputePlan { layers: vec![None; n_layer], compute: 1.0, token_share: super::DEFAULT_TOKEN_SHARE }
     }
 
     /// Neurons computed in a layer: `round(phi * N)`, at most the loaded ones.

@@ -12,7 +12,7 @@ use std::time::Instant;
 use anyhow::{bail, ensure, Context};
 
 use super::bootstrap::task_intervals;
-use crate::compute::{ComputeOptions, ComputePlan, SelectiveSession};
+use crate::compute::{ComputeRequest, SessionPlan};
 use crate::engine::{GenerateOptions, LoadOptions, Model, SessionOptions};
 use crate::gguf::GgufFile;
 use crate::memory::MemorySnapshot;
@@ -68,8 +68,9 @@ pub struct EvalRequest {
     pub shots: usize,
     /// Method label (checked against the file and options).
     pub method: Method,
-    /// Selective computation, if any.
-    pub compute: Option<ComputeOptions>,
+    /// Selective computation (phi `None`: dense) and decode's compensation; the
+    /// plan's defaults apply ([`SessionPlan::build`]).
+    pub compute: ComputeRequest,
     /// CPU threads.
     pub threads: i32,
     /// Wrap prompts in the model's chat template.
@@ -79,14 +80,6 @@ pub struct EvalRequest {
     /// Speed and memory only: generate exactly this many tokens per prompt, no stop
     /// strings, no scores (the only mode for synthetic random-weight models).
     pub speed_only: Option<usize>,
-    /// What prompt tokens rank their neurons by when they vote (with `compute`).
-    pub vote: crate::compute::Vote,
-    /// Decode shifts the ffn_down biases by the prompt's skipped neurons' mean
-    /// contribution ([`crate::compute::SelectiveSession::set_decode_bias`]).
-    pub decode_bias: bool,
-    /// Decode refits the computed ffn_down columns and bias to each prompt's loaded
-    /// output, with this ridge ([`crate::compute::SelectiveSession::set_decode_refit`]).
-    pub decode_refit: Option<f64>,
 }
 
 
@@ -104,7 +97,8 @@ pub fn run_eval(req: &EvalRequest) -> anyhow::Result<EvalOutcome> {
     let t0 = Instant::now();
     let faults0 = crate::memory::major_faults();
     let g = GgufFile::read(&req.model).with_context(|| format!("cannot evaluate {}", req.model.display()))?;
-    req.method.check(&g, req.compute.as_ref())?;
+    let options = req.compute.compute_options();
+    req.method.check(&g, options.as_ref())?;
     let examples = read_examples(&req.data, req.task)?;
     let eval: Vec<Example> = Split::Eval.select(&examples).iter().take(req.limit.unwrap_or(usize::MAX)).cloned().collect();
     ensure!(!eval.is_empty(), "{}: the evaluation split is empty", req.data.display());
@@ -130,10 +124,7 @@ pub fn run_eval(req: &EvalRequest) -> anyhow::Result<EvalOutcome> {
     let model = Model::load(&req.model, &LoadOptions { repack: req.method != Method::DiskOffload, ..Default::default() })?;
     let info = ModelInfo::from_gguf(model.gguf())?;
     let meta = SliceMeta::from_gguf(model.gguf())?;
-    let plan = match &req.compute {
-        Some(c) => ComputePlan::for_model(model.gguf(), c)?,
-        None => ComputePlan::dense(info.n_layer),
-    };
+    let plan = SessionPlan::build(&req.compute, model.gguf())?;
     let (max_tokens, stops) = match req.speed_only {
         Some(n) => (n, &[][..]),
         None => task_limits(req.task),
@@ -150,10 +141,7 @@ pub fn run_eval(req: &EvalRequest) -> anyhow::Result<EvalOutcome> {
         })
         .collect::<Result<_, _>>()?;
     let n_ctx = (prompts.iter().map(Vec::len).max().unwrap_or(0) + max_tokens + 8).next_multiple_of(256) as u32;
-    let mut s = SelectiveSession::new(&model, plan, SessionOptions { n_ctx, n_batch: 512, threads: req.threads, observer: None })?;
-    s.set_vote(req.vote);
-    s.set_decode_bias(req.decode_bias)?;
-    s.set_decode_refit(req.decode_refit)?;
+    let mut s = plan.open(&model, SessionOptions { n_ctx, n_batch: 512, threads: req.threads, observer: None })?;
     let opts = GenerateOptions { max_tokens, ignore_eog: req.speed_only.is_some(), ..Default::default() };
     let bar = crate::output::progress_bar(true, eval.len() as u64, &format!("eval {} {}", req.method.name(), req.task));
     let (mut pre, mut dec, mut sel_ms, mut outputs) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
@@ -189,9 +177,9 @@ pub fn run_eval(req: &EvalRequest) -> anyhow::Result<EvalOutcome> {
         shots: req.shots,
         template_version: TEMPLATE_VERSION.into(),
         load: meta.as_ref().map_or(1.0, |m| m.load),
-        static_share: if req.compute.as_ref().is_some_and(|c| c.no_static) { 0.0 } else { meta.as_ref().map_or(0.0, |m| m.static_share) },
-        compute: req.compute.as_ref().map(|c| c.compute),
-        token_share: req.compute.as_ref().map(|c| c.token_share),
+        static_share: if options.as_ref().is_some_and(|c| c.no_static) { 0.0 } else { meta.as_ref().map_or(0.0, |m| m.static_share) },
+        compute: options.as_ref().map(|c| c.compute),
+        token_share: options.as_ref().map(|c| c.token_share),
         em: None,
         em_lo: None,
         em_hi: None,
@@ -215,7 +203,7 @@ pub fn run_eval(req: &EvalRequest) -> anyhow::Result<EvalOutcome> {
         rouge_l_hi: None,
         prefill_tps: median(pre),
         decode_tps: median(dec),
-        select_ms: req.compute.is_some().then(|| median(sel_ms)),
+        select_ms: options.is_some().then(|| median(sel_ms)),
         weight_bytes: info.total_bytes,
         peak_rss_bytes: 0,
         major_faults: 0,
@@ -226,7 +214,7 @@ pub fn run_eval(req: &EvalRequest) -> anyhow::Result<EvalOutcome> {
         synthetic,
         threads: req.threads,
         chat: req.chat,
-        variant: variant_label(meta.as_ref(), model.gguf(), req.compute.as_ref().map(|_| (req.vote, req.decode_bias, req.decode_refit))),
+        variant: variant_label(meta.as_ref(), model.gguf(), plan.decode()),
     };
     if req.speed_only.is_none() {
         for (m, iv) in task_intervals(req.task, &preds, &refs)? {

@@ -72,8 +72,8 @@ impl<'a> EvalCall<'a> {
         match c.decode_refit {
             Some(ridge) => a.extend(["--decode-refit".into(), ridge.to_string()]),
             // eval refits a refit slice's decode by default; a cell without the key
-            // runs without, as it always has.
-            None if c.compute.is_some() && !c.decode_bias => a.extend(["--decode-refit".into(), "off".into()]),
+            // gets the cells' own default (the plan's).
+            None if c.compute.is_some() && !c.decode_bias => a.extend(["--decode-refit".into(), crate::compute::session_plan::CELL_DECODE_REFIT.arg()]),
             None => {}
         }
         if c.no_static {

@@ -1,6 +1,7 @@
 //! Printing records: Markdown tables for people, JSON for scripts, progress on
 //! stderr, and what every results row records about where it came from.
 //!
+//! - [`record`]: one record per measurement printed as a table, JSON Lines or CSV;
 //! - [`table`]: Markdown tables and byte counts;
 //! - [`median`]: the median of repeated timings;
 //! - [`time`]: UTC timestamps;
@@ -10,6 +11,7 @@
 pub mod median;
 pub mod progress;
 pub mod provenance;
+pub mod record;
 pub mod table;
 pub mod time;
 

@@ -38,6 +38,7 @@ use crate::profile::ranking::{model_ranking_path, read_ranking, task_ranking_pat
 use crate::profile::moments::required_moments;
 use crate::profile::sensitivity::{find_sensitivity, read_sensitivity, sensitivity_path, LayerSensitivity};
 use crate::tasks::Task;
+use crate::util::Decided;
 
 /// How the loaded neurons are spread over layers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize, clap::ValueEnum)]
@@ -92,6 +93,40 @@ pub fn default_compensation(src: &GgufFile, info: &ModelInfo, profile_slice: boo
         return Err(format!("{} already has {}, and compensating a model with down biases is not supported", src.path.display(), t.name));
     }
     Ok(Compensation::Refit)
+}
+
+/// The compensation of a slice and why: as asked (`asked`); else
+/// [`default_compensation`]'s, where a refit also needs `refit_ready` to hold (its
+/// moments; `Err` says what is missing). `slice` measures the moments on first use
+/// (always ready); `chat` does not (measuring loads the whole model, which a memory
+/// budget may not hold). The value is `None` with the reason where the refit does
+/// not apply: [`Decided::note`] is what the caller tells.
+pub fn decide_compensation(
+    asked: Option<Compensation>,
+    src: &GgufFile,
+    info: &ModelInfo,
+    profile_slice: bool,
+    refit_ready: impl FnOnce() -> Result<(), String>,
+) -> Decided<Compensation> {
+    if let Some(c) = asked {
+        return Decided::asked(c, "--compensate");
+    }
+    match default_compensation(src, info, profile_slice) {
+        Ok(Compensation::Refit) => match refit_ready() {
+            Ok(()) => Decided::by_default(Compensation::Refit, "a profile slice of a model whose loader reads the down bias"),
+            Err(why) => Decided::by_default(Compensation::None, why),
+        },
+        Ok(c) => Decided::by_default(c, "a random slice has no profile to fit from"),
+        Err(why) => Decided::by_default(Compensation::None, why),
+    }
+}
+
+impl Decided<Compensation> {
+    /// What to tell where a profile slice gets no compensation by default:
+    /// `no compensation (WHY)`; nothing otherwise (a random slice has none to get).
+    pub fn note(&self, profile_slice: bool) -> Option<String> {
+        (self.default && profile_slice && self.value == Compensation::None).then(|| format!("no compensation ({})", self.why))
+    }
 }
 
 /// The variant of one slice.
