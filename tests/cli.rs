@@ -98,6 +98,32 @@ fn bench_runs_from_any_folder() {
 /// same prompt (here a stand-in script that records its arguments), every record
 /// with its process's peak RSS and speedups over the first setting.
 #[test]
+fn bench_runs_the_device_case_under_a_memory_cap_with_a_dense_file_that_is_not_repacked() {
+    // The device case of issue #39: every setting's process in a memory group at the
+    // cap, the dense file once as llama.cpp loads it and once with its repacking off
+    // (file-backed, evictable), and the model's settings.
+    let model = common::tiny_model(selectinfer::synth::SynthArch::Llama);
+    let m = model.to_str().unwrap();
+    let cap = 2u64 << 30;
+    let o = common::selectinfer(&[
+        "bench", "--dense", m, "--dense-no-repack", m, "-m", m, "--compute-list", "0.5", "--mem-cap", "2GiB", "--reps", "2", "--gen", "4", "--prompt-tokens", "16", "-t", "2", "-o", "json",
+    ]);
+    assert!(o.status.success(), "{}", common::text(&o).1);
+    let recs: Vec<serde_json::Value> = common::text(&o).0.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let kinds: Vec<(bool, bool)> = recs.iter().map(|r| (r["dense"].as_bool().unwrap(), r["repack"].as_bool().unwrap())).collect();
+    assert_eq!(kinds, [(true, true), (true, false), (false, true)], "dense, dense without repacking, then the model's setting");
+    for r in &recs {
+        assert_eq!(r["mem_cap_bytes"].as_u64(), Some(cap), "{r}");
+        assert!(r["major_faults"].as_u64().is_some(), "each process's major faults: {r}");
+        let peak = r["peak_rss_bytes"].as_u64().unwrap();
+        assert!(peak > 1 << 20 && peak < cap, "each process's peak RSS, under its cap: {r}");
+    }
+    // --mem-cap is refused with --stock (stock llama.cpp repacks into memory a cap cannot evict).
+    let o = common::selectinfer(&["bench", "--dense", m, "--stock", "/bin/true", "--mem-cap", "2GiB"]);
+    assert!(!o.status.success() && common::text(&o).1.contains("cannot be used with"), "{}", common::text(&o).1);
+}
+
+#[test]
 fn bench_times_stock_llama_cpp_and_each_setting_in_its_own_process() {
     let dir = tempfile::tempdir().unwrap();
     let model = common::tiny_model(selectinfer::synth::SynthArch::Llama);

@@ -68,6 +68,17 @@ pub struct BenchArgs {
     /// --processes).
     #[arg(long, value_name = "STOCK_BENCH")]
     pub stock: Option<PathBuf>,
+    /// Dense settings loaded as llama.cpp's --no-repack does: every weight in the
+    /// file's layout, file-backed, so that a memory cap can evict it and read it
+    /// again from disk (the disk-offload baseline under --mem-cap).
+    #[arg(long, value_name = "FILE")]
+    pub dense_no_repack: Vec<PathBuf>,
+    /// Run every setting's process inside a cgroup v1 memory group of this size
+    /// (root only; e.g. 1100MiB): the device case, a memory smaller than a
+    /// setting's footprint, where mapped weights are evicted and read again from
+    /// disk. Implies --processes; records each setting's major page faults.
+    #[arg(long, value_name = "SIZE", value_parser = super::opts::parse_mem_size, conflicts_with = "stock")]
+    pub mem_cap: Option<u64>,
     /// Internal (--processes): run only this setting, once, and print its JSON.
     #[arg(long, hide = true)]
     pub only_setting: Option<usize>,
@@ -119,6 +130,17 @@ pub struct BenchRecord {
     /// repetitions; --processes / --stock only, else empty).
     #[serde(default)]
     pub peak_rss_bytes: Option<u64>,
+    /// Whether llama.cpp could repack weights for its CPU kernels (false for a
+    /// --dense-no-repack setting).
+    #[serde(default = "yes")]
+    pub repack: bool,
+    /// The memory cap every process ran under (--mem-cap), bytes.
+    #[serde(default)]
+    pub mem_cap_bytes: Option<u64>,
+    /// Page faults that read from disk, median over the setting's processes
+    /// (--processes / --stock only).
+    #[serde(default)]
+    pub major_faults: Option<u64>,
 }
 
 fn yes() -> bool {
@@ -138,6 +160,8 @@ pub(super) struct Spec {
     pub(super) dense: bool,
     /// Timed by stock llama.cpp's client instead (--stock).
     pub(super) stock: bool,
+    /// Loaded with llama.cpp's repacking (not --dense-no-repack).
+    pub(super) repack: bool,
 }
 
 /// The run's settings in order, from the files' headers: each --dense file dense,
@@ -154,13 +178,21 @@ pub(super) fn specs(a: &BenchArgs) -> anyhow::Result<Vec<Spec>> {
             (false, None) => a.compute_list.clone(),
         };
         // phi at or above the loaded share gamma is dense: every loaded neuron.
-        out.extend(list.into_iter().map(|phi| Spec { file: p.clone(), phi, dense: phi >= gamma - 1e-9, stock: false }));
+        out.extend(list.into_iter().map(|phi| Spec { file: p.clone(), phi, dense: phi >= gamma - 1e-9, stock: false, repack: true }));
     }
+    let mut at = a.dense.len();
     if a.stock.is_some() {
-        let at = a.dense.len();
-        let stock: Vec<Spec> = a.dense.iter().map(|p| Spec { file: p.clone(), phi: 1.0, dense: true, stock: true }).collect();
-        out.splice(at..at, stock);
+        let stock: Vec<Spec> = a.dense.iter().map(|p| Spec { file: p.clone(), phi: 1.0, dense: true, stock: true, repack: true }).collect();
+        at += stock.len();
+        out.splice(a.dense.len()..a.dense.len(), stock);
     }
+    let mut no_repack = Vec::new();
+    for p in &a.dense_no_repack {
+        let g = GgufFile::read(p).with_context(|| format!("cannot load {}", p.display()))?;
+        let gamma = crate::select::SliceMeta::from_gguf(&g)?.map_or(1.0, |m| m.load);
+        no_repack.push(Spec { file: p.clone(), phi: gamma, dense: true, stock: false, repack: false });
+    }
+    out.splice(at..at, no_repack);
     Ok(out)
 }
 
@@ -197,16 +229,19 @@ pub fn run(a: BenchArgs) -> anyhow::Result<()> {
     anyhow::ensure!(a.reps >= 1, "--reps must be at least 1");
     anyhow::ensure!(a.gen >= 2, "--gen must be at least 2 (decode speed counts the steps after the first token)");
     anyhow::ensure!(a.prompt_tokens >= 1, "--prompt-tokens must be at least 1");
-    anyhow::ensure!(!a.model.is_empty() || !a.dense.is_empty(), "give at least one --model or --dense file");
+    anyhow::ensure!(!a.model.is_empty() || !a.dense.is_empty() || !a.dense_no_repack.is_empty(), "give at least one --model, --dense or --dense-no-repack file");
     anyhow::ensure!(a.stock.is_none() || !a.dense.is_empty(), "--stock times the --dense files under stock llama.cpp: give at least one --dense file");
     let specs = specs(&a)?;
     if let Some(i) = a.only_setting {
         let spec = specs.get(i).with_context(|| format!("--only-setting {i}: the run has {} settings", specs.len()))?;
+        // The group is entered before llama.cpp maps the file, so that its pages
+        // are charged (and evicted) under the cap.
+        let _cap = a.mem_cap.map(crate::memory::MemoryCap::enter).transpose()?;
         let records = in_process(&a, std::slice::from_ref(spec), 1)?;
         println!("{}", serde_json::to_string(&records[0])?);
         return Ok(());
     }
-    let records = if a.processes || a.stock.is_some() {
+    let records = if a.processes || a.stock.is_some() || a.mem_cap.is_some() {
         super::bench_processes::run(&a, &specs, prompt_text(a.prompt_tokens))?
     } else {
         in_process(&a, &specs, a.reps)?
@@ -238,11 +273,12 @@ struct Setting<'m> {
 /// Times `specs` in this process, `reps` repetitions round-robin.
 fn in_process(a: &BenchArgs, specs: &[Spec], reps: usize) -> anyhow::Result<Vec<BenchRecord>> {
     anyhow::ensure!(specs.iter().all(|s| !s.stock), "stock llama.cpp runs in its own process");
-    let mut models: Vec<Model> = Vec::new();
+    // One model per (file, repacking): a --dense-no-repack setting loads its file again.
+    let mut models: Vec<(Model, bool)> = Vec::new();
     for sp in specs {
-        if !models.iter().any(|m| m.path() == sp.file) {
-            let load = LoadOptions { mmap: !a.no_mmap, ..Default::default() };
-            models.push(Model::load(&sp.file, &load).with_context(|| format!("cannot load {}", sp.file.display()))?);
+        if !models.iter().any(|(m, r)| m.path() == sp.file && *r == sp.repack) {
+            let load = LoadOptions { mmap: !a.no_mmap, repack: sp.repack, ..Default::default() };
+            models.push((Model::load(&sp.file, &load).with_context(|| format!("cannot load {}", sp.file.display()))?, sp.repack));
         }
     }
     // One session per (file, setting), then repetitions round-robin over all of
@@ -269,8 +305,8 @@ fn in_process(a: &BenchArgs, specs: &[Spec], reps: usize) -> anyhow::Result<Vec<
 
 /// The session of one setting, as the plan of its phi on its file says (dense:
 /// every loaded neuron).
-fn open_setting<'m>(a: &BenchArgs, models: &'m [Model], sp: &Spec) -> anyhow::Result<Setting<'m>> {
-    let model = models.iter().find(|m| m.path() == sp.file).expect("loaded above");
+fn open_setting<'m>(a: &BenchArgs, models: &'m [(Model, bool)], sp: &Spec) -> anyhow::Result<Setting<'m>> {
+    let (model, _) = models.iter().find(|(m, r)| m.path() == sp.file && *r == sp.repack).expect("loaded above");
     let mut prompt = model.tokenize(prompt_text(a.prompt_tokens), true, false);
     prompt.truncate(a.prompt_tokens);
     let n_ctx = (prompt.len() + a.gen + 16) as u32;
@@ -317,6 +353,9 @@ fn record(a: &BenchArgs, st: Setting, reps: usize, anchor: &mut Option<(f64, u64
         threads: a.threads.get(),
         mmap: !a.no_mmap,
         peak_rss_bytes: None,
+        repack: st.spec.repack,
+        mem_cap_bytes: a.mem_cap,
+        major_faults: None,
     })
 }
 
@@ -338,9 +377,13 @@ fn print_table(a: &BenchArgs, records: &[BenchRecord]) {
     let several = files.len() > 1;
     let stock = records.iter().any(|r| r.engine != "selectinfer");
     let rss = records.iter().any(|r| r.peak_rss_bytes.is_some());
+    let capped = records.iter().any(|r| r.mem_cap_bytes.is_some());
     let mut head = vec!["compute (phi)", "layout", "weights + copies MiB", "prefill tok/s", "decode tok/s", "speedup", "ideal speedup", "MiB read/token", "selection ms"];
     if rss {
         head.insert(3, "peak RSS MiB");
+    }
+    if capped {
+        head.push("major faults");
     }
     if stock {
         head.insert(0, "engine");
@@ -352,7 +395,11 @@ fn print_table(a: &BenchArgs, records: &[BenchRecord]) {
     let mib = |b: f64| format!("{:.1}", b / 1048576.0);
     for r in records {
         let mut row = vec![
-            if r.dense { format!("{} (dense)", r.compute) } else { r.compute.to_string() },
+            match (r.dense, r.repack) {
+                (true, true) => format!("{} (dense)", r.compute),
+                (true, false) => format!("{} (dense, no repacking)", r.compute),
+                (false, _) => r.compute.to_string(),
+            },
             r.layout.clone(),
             mib((r.weight_bytes as usize + r.copy_bytes) as f64),
             format!("{:.1}", r.prefill_tps),
@@ -364,6 +411,9 @@ fn print_table(a: &BenchArgs, records: &[BenchRecord]) {
         ];
         if rss {
             row.insert(3, r.peak_rss_bytes.map_or("-".into(), |b| mib(b as f64)));
+        }
+        if capped {
+            row.push(r.major_faults.map_or("-".into(), |f| f.to_string()));
         }
         if stock {
             row.insert(0, r.engine.clone());
@@ -383,6 +433,9 @@ fn print_table(a: &BenchArgs, records: &[BenchRecord]) {
         if rss { ", each in its own process (peak RSS: its median)" } else { "" },
         files.first().copied().unwrap_or_default()
     );
+    if let Some(cap) = a.mem_cap {
+        println!("every process ran in a memory group capped at {} (page cache included)", crate::output::format_bytes(cap));
+    }
 }
 
 #[cfg(test)]
@@ -413,6 +466,9 @@ mod tests {
             threads: 2,
             mmap: true,
             peak_rss_bytes: peak,
+            repack: compute < 0.5,
+            mem_cap_bytes: peak.map(|_| 1 << 30),
+            major_faults: peak.map(|_| 4321),
         }
     }
 
@@ -421,13 +477,16 @@ mod tests {
         let recs = vec![rec("selectinfer", 0.7, Some(1_517_000_000)), rec("stock llama.cpp", 0.4, None)];
         let csv = to_csv(&recs).unwrap();
         let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
-        assert_eq!(header.len(), 21);
-        assert_eq!((header[0], header[20]), ("engine", "peak_rss_bytes"));
+        assert_eq!(header.len(), 24);
+        assert_eq!((header[0], header[20], header[23]), ("engine", "peak_rss_bytes", "major_faults"));
         assert_eq!(read_csv::<BenchRecord>(&csv).unwrap(), recs);
         let json = to_json_lines(&recs).unwrap();
         assert_eq!(read_json_lines::<BenchRecord>(&json).unwrap(), recs);
-        // A record printed before `mmap` and `engine` existed reads with their defaults.
-        let old = json.lines().next().unwrap().replace(r#""engine":"selectinfer","#, "").replace(r#""mmap":true,"#, "");
-        assert_eq!(read_json_lines::<BenchRecord>(&old).unwrap()[0], recs[0]);
+        // A record printed before `mmap`, `engine` and the cap's fields existed reads
+        // with their defaults.
+        let old = json.lines().nth(1).unwrap().replace(r#""engine":"stock llama.cpp","#, "").replace(r#""mmap":true,"#, "");
+        let old = old.replace(r#","repack":true,"mem_cap_bytes":null,"major_faults":null"#, "");
+        assert!(!old.contains("repack"), "{old}");
+        assert_eq!(read_json_lines::<BenchRecord>(&old).unwrap()[0], BenchRecord { engine: "selectinfer".into(), ..recs[1].clone() });
     }
 }

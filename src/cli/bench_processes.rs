@@ -15,6 +15,7 @@ use std::process::{Command, Stdio};
 use anyhow::{bail, Context};
 
 use super::bench::{BenchArgs, BenchRecord, Spec};
+use crate::fsutil::os::ChildUsage;
 use crate::output::median;
 
 /// Times `specs`, each repetition a child process, round-robin.
@@ -26,7 +27,7 @@ pub(super) fn run(a: &BenchArgs, specs: &[Spec], text: &str) -> anyhow::Result<V
         Some(_) => Some(PromptFile::write(text)?),
         None => None,
     };
-    let mut runs: Vec<Vec<(BenchRecord, u64)>> = vec![Vec::new(); specs.len()];
+    let mut runs: Vec<Vec<(BenchRecord, ChildUsage)>> = vec![Vec::new(); specs.len()];
     for rep in 0..a.reps {
         for (i, sp) in specs.iter().enumerate() {
             let mut cmd = if sp.stock {
@@ -41,9 +42,9 @@ pub(super) fn run(a: &BenchArgs, specs: &[Spec], text: &str) -> anyhow::Result<V
                 c.args(&args).args(["--only-setting", &i.to_string()]);
                 c
             };
-            let (out, peak) = child_output(&mut cmd).with_context(|| format!("setting {} ({}), repetition {}", i + 1, describe(sp), rep + 1))?;
+            let (out, used) = child_output(&mut cmd).with_context(|| format!("setting {} ({}), repetition {}", i + 1, describe(sp), rep + 1))?;
             let rec = if sp.stock { stock_record(a, sp, &out)? } else { serde_json::from_str(out.trim()).with_context(|| format!("reading the child's record: {out}"))? };
-            runs[i].push((rec, peak));
+            runs[i].push((rec, used));
         }
         if a.format() == crate::output::record::Format::Md {
             eprintln!("bench: repetition {} of {} done ({} processes)", rep + 1, a.reps, specs.len());
@@ -56,7 +57,8 @@ pub(super) fn run(a: &BenchArgs, specs: &[Spec], text: &str) -> anyhow::Result<V
             r.prefill_tps = median(reps.iter().map(|(r, _)| r.prefill_tps).collect());
             r.decode_tps = median(reps.iter().map(|(r, _)| r.decode_tps).collect());
             r.select_ms = median(reps.iter().map(|(r, _)| r.select_ms).collect());
-            r.peak_rss_bytes = Some(median(reps.iter().map(|&(_, p)| p as f64).collect()) as u64);
+            r.peak_rss_bytes = Some(median(reps.iter().map(|(_, u)| u.peak_rss_bytes as f64).collect()) as u64);
+            r.major_faults = Some(median(reps.iter().map(|(_, u)| u.major_faults as f64).collect()) as u64);
             r.reps = reps.len();
             r
         })
@@ -71,13 +73,17 @@ pub(super) fn run(a: &BenchArgs, specs: &[Spec], text: &str) -> anyhow::Result<V
 
 fn describe(sp: &Spec) -> String {
     let engine = if sp.stock { "stock llama.cpp" } else { "selectinfer" };
-    let share = if sp.dense { "dense".to_string() } else { format!("phi {}", sp.phi) };
+    let share = match (sp.dense, sp.repack) {
+        (true, true) => "dense".to_string(),
+        (true, false) => "dense, no repacking".to_string(),
+        (false, _) => format!("phi {}", sp.phi),
+    };
     format!("{engine}, {}, {share}", sp.file.display())
 }
 
-/// Runs `cmd`, returning its standard output and its peak resident memory; a
+/// Runs `cmd`, returning its standard output and what the kernel counted of it; a
 /// failed child is an error carrying the end of its standard error.
-fn child_output(cmd: &mut Command) -> anyhow::Result<(String, u64)> {
+fn child_output(cmd: &mut Command) -> anyhow::Result<(String, crate::fsutil::os::ChildUsage)> {
     let mut child = cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().with_context(|| format!("starting {:?}", cmd.get_program()))?;
     // Both pipes are read on threads so that neither can fill up and block the child.
     let mut stdout = child.stdout.take().expect("piped");
@@ -91,13 +97,13 @@ fn child_output(cmd: &mut Command) -> anyhow::Result<(String, u64)> {
         let _ = std::io::Read::read_to_string(&mut stderr, &mut s);
         s
     });
-    let (status, peak) = crate::fsutil::os::wait_with_peak_rss(&mut child)?;
+    let (status, used) = crate::fsutil::os::wait_with_usage(&mut child)?;
     let (out, err) = (out.join().expect("reader thread")?, err.join().expect("reader thread"));
     if !status.success() {
         let tail: Vec<&str> = err.lines().rev().take(5).collect::<Vec<_>>().into_iter().rev().collect();
         bail!("{:?} failed ({status}): {}", cmd.get_program(), tail.join(" / "));
     }
-    Ok((out, peak))
+    Ok((out, used))
 }
 
 /// A stock llama.cpp repetition (one JSON line of `stock_bench bench`) as a record.
@@ -129,6 +135,9 @@ fn stock_record(a: &BenchArgs, sp: &Spec, out: &str) -> anyhow::Result<BenchReco
         threads: a.threads.get(),
         mmap: true,
         peak_rss_bytes: None,
+        repack: true,
+        mem_cap_bytes: None,
+        major_faults: None,
     })
 }
 

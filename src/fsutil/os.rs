@@ -106,10 +106,19 @@ pub fn exit_now(code: i32) -> ! {
     unsafe { libc::_exit(code) }
 }
 
+/// What the kernel counted of a child process that has exited.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ChildUsage {
+    /// Peak resident memory (`ru_maxrss`), bytes.
+    pub peak_rss_bytes: u64,
+    /// Page faults that read from disk (`ru_majflt`).
+    pub major_faults: u64,
+}
+
 /// Waits for `child` to exit and returns its exit status with its peak resident
-/// memory (the kernel's `ru_maxrss` of the child, in bytes): what a benchmark
-/// measures of a process it cannot ask itself (stock llama.cpp's client).
-pub fn wait_with_peak_rss(child: &mut std::process::Child) -> io::Result<(std::process::ExitStatus, u64)> {
+/// memory and major faults: what a benchmark measures of a process it cannot ask
+/// itself (stock llama.cpp's client).
+pub fn wait_with_usage(child: &mut std::process::Child) -> io::Result<(std::process::ExitStatus, ChildUsage)> {
     use std::os::unix::process::ExitStatusExt;
     let pid = child.id() as libc::pid_t;
     let mut status: libc::c_int = 0;
@@ -127,5 +136,6 @@ pub fn wait_with_peak_rss(child: &mut std::process::Child) -> io::Result<(std::p
             return Err(e);
         }
     }
-    Ok((std::process::ExitStatus::from_raw(status), usage.ru_maxrss.max(0) as u64 * 1024))
+    let used = ChildUsage { peak_rss_bytes: usage.ru_maxrss.max(0) as u64 * 1024, major_faults: usage.ru_majflt.max(0) as u64 };
+    Ok((std::process::ExitStatus::from_raw(status), used))
 }
