@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Memory of sliced SmolLM2-135M F16 files at gamma 1.0/0.8/0.7/0.55/0.4 (all 30
 # layers sliced, static share 0.3, base task qa, committed profile), loaded with and
-# without mmap. Each cell is a fresh process that generates 16 tokens at n_ctx 512
-# and reports its resident memory. Writes results/slice-memory/smollm2-f16.{csv,md}.
+# without mmap. Each cell is a fresh process (`selectinfer bench --processes`) that
+# prefills 6 prompt tokens and generates 16, with its resident memory after the run
+# and its peak. Writes results/slice-memory/smollm2-f16.{csv,md}.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -15,25 +16,32 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 out=results/slice-memory
 mkdir -p "$out"
-echo "gamma,mmap,weight_bytes,ffn_bytes,non_ffn_bytes,expected_weight_bytes,rss_bytes,peak_rss_bytes,rss_file_bytes,rss_anon_bytes" >"$work/rows.csv"
 "$si" inspect "$src" --json >"$work/base.json"
+files=()
 for gamma in 1.0 0.8 0.7 0.55 0.4; do
     f="$work/g$gamma.gguf"
     "$si" slice -m "$src" --profile profiles/SmolLM2-135M-Instruct.F16 --task qa --load "$gamma" --static 0.3 --layers 0..30 -o "$f" >/dev/null
-    "$si" inspect "$f" --json >"$work/info.json"
-    for mmap in yes no; do
-        flag=""; [ $mmap = no ] && flag=--no-mmap
-        "$si" generate -m "$f" -p "The capital of France is" -n 16 -t 2 --ctx 512 --json $flag >"$work/gen.json"
-        python3 - "$gamma" "$mmap" "$work" >>"$work/rows.csv" <<'PY'
-import json, sys
-gamma, mmap, work = sys.argv[1], sys.argv[2], sys.argv[3]
-info, g, base = (json.load(open(f"{work}/{n}.json")) for n in ("info", "gen", "base"))
-expected = base["non_ffn_bytes"] + float(gamma) * base["ffn_bytes"]
-print(",".join(str(x) for x in [gamma, mmap, info["total_bytes"], info["ffn_bytes"], info["non_ffn_bytes"], round(expected),
-      g["rss_bytes"], g["peak_rss_bytes"], g["rss_file_bytes"], g["rss_anon_bytes"]]))
-PY
-    done
+    "$si" inspect "$f" --json >"$work/info$gamma.json"
+    files+=(--dense "$f")
 done
+# Each setting in a fresh process (bench --processes), mapped and read into memory.
+for mmap in yes no; do
+    flag=""; [ $mmap = no ] && flag=--no-mmap
+    "$si" bench "${files[@]}" --processes --reps 1 --prompt-tokens 6 --gen 16 -t 2 $flag -o json >"$work/bench-$mmap.jsonl"
+done
+python3 - "$work" >"$work/rows.csv" <<'PY'
+import json, sys
+work = sys.argv[1]
+base = json.load(open(f"{work}/base.json"))
+print("gamma,mmap,weight_bytes,ffn_bytes,non_ffn_bytes,expected_weight_bytes,rss_bytes,peak_rss_bytes,rss_file_bytes,rss_anon_bytes")
+for mmap in ("yes", "no"):
+    recs = [json.loads(l) for l in open(f"{work}/bench-{mmap}.jsonl")]
+    for gamma, r in zip(("1.0", "0.8", "0.7", "0.55", "0.4"), recs):
+        info = json.load(open(f"{work}/info{gamma}.json"))
+        expected = base["non_ffn_bytes"] + float(gamma) * base["ffn_bytes"]
+        print(",".join(str(x) for x in [gamma, mmap, info["total_bytes"], info["ffn_bytes"], info["non_ffn_bytes"], round(expected),
+              r["rss_bytes"], r["peak_rss_bytes"], r["rss_file_bytes"], r["rss_anon_bytes"]]))
+PY
 mv "$work/rows.csv" "$out/smollm2-f16.csv"
 python3 - "$out/smollm2-f16.csv" >"$out/smollm2-f16.md" <<'PY'
 import csv, sys

@@ -141,6 +141,16 @@ pub struct BenchRecord {
     /// (--processes / --stock only).
     #[serde(default)]
     pub major_faults: Option<u64>,
+    /// Resident memory of the setting's own process after its run, in all, in
+    /// file-backed pages (the mapped weights) and in anonymous ones (copies,
+    /// repacked weights, buffers); medians (selectinfer's settings with
+    /// --processes only).
+    #[serde(default)]
+    pub rss_bytes: Option<u64>,
+    #[serde(default)]
+    pub rss_file_bytes: Option<u64>,
+    #[serde(default)]
+    pub rss_anon_bytes: Option<u64>,
 }
 
 fn yes() -> bool {
@@ -326,6 +336,7 @@ fn record(a: &BenchArgs, st: Setting, reps: usize, anchor: &mut Option<(f64, u64
     let bytes = bytes_per_token(g, &st.plan.compute, if dense { None } else { Some(&computed) });
     let decode_tps = median(st.dec);
     let (base_tps, base_bytes) = *anchor.get_or_insert((decode_tps, bytes));
+    let resident = a.only_setting.map(|_| crate::memory::MemorySnapshot::now());
     let layout = if dense || !st.plan.compute.is_selective() {
         "dense".to_string()
     } else {
@@ -356,6 +367,10 @@ fn record(a: &BenchArgs, st: Setting, reps: usize, anchor: &mut Option<(f64, u64
         repack: st.spec.repack,
         mem_cap_bytes: a.mem_cap,
         major_faults: None,
+        // A child (--processes) holds one setting: its resident memory is that setting's.
+        rss_bytes: resident.map(|m| m.rss_bytes),
+        rss_file_bytes: resident.map(|m| m.rss_file_bytes),
+        rss_anon_bytes: resident.map(|m| m.rss_anon_bytes),
     })
 }
 
@@ -469,6 +484,9 @@ mod tests {
             repack: compute < 0.5,
             mem_cap_bytes: peak.map(|_| 1 << 30),
             major_faults: peak.map(|_| 4321),
+            rss_bytes: peak.map(|p| p - 7),
+            rss_file_bytes: peak.map(|p| p / 3),
+            rss_anon_bytes: peak.map(|p| p - 7 - p / 3),
         }
     }
 
@@ -477,15 +495,15 @@ mod tests {
         let recs = vec![rec("selectinfer", 0.7, Some(1_517_000_000)), rec("stock llama.cpp", 0.4, None)];
         let csv = to_csv(&recs).unwrap();
         let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
-        assert_eq!(header.len(), 24);
-        assert_eq!((header[0], header[20], header[23]), ("engine", "peak_rss_bytes", "major_faults"));
+        assert_eq!(header.len(), 27);
+        assert_eq!((header[0], header[20], header[23], header[26]), ("engine", "peak_rss_bytes", "major_faults", "rss_anon_bytes"));
         assert_eq!(read_csv::<BenchRecord>(&csv).unwrap(), recs);
         let json = to_json_lines(&recs).unwrap();
         assert_eq!(read_json_lines::<BenchRecord>(&json).unwrap(), recs);
         // A record printed before `mmap`, `engine` and the cap's fields existed reads
         // with their defaults.
         let old = json.lines().nth(1).unwrap().replace(r#""engine":"stock llama.cpp","#, "").replace(r#""mmap":true,"#, "");
-        let old = old.replace(r#","repack":true,"mem_cap_bytes":null,"major_faults":null"#, "");
+        let old = old.replace(r#","repack":true,"mem_cap_bytes":null,"major_faults":null,"rss_bytes":null,"rss_file_bytes":null,"rss_anon_bytes":null"#, "");
         assert!(!old.contains("repack"), "{old}");
         assert_eq!(read_json_lines::<BenchRecord>(&old).unwrap()[0], BenchRecord { engine: "selectinfer".into(), ..recs[1].clone() });
     }

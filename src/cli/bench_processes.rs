@@ -59,6 +59,8 @@ pub(super) fn run(a: &BenchArgs, specs: &[Spec], text: &str) -> anyhow::Result<V
             r.select_ms = median(reps.iter().map(|(r, _)| r.select_ms).collect());
             r.peak_rss_bytes = Some(median(reps.iter().map(|(_, u)| u.peak_rss_bytes as f64).collect()) as u64);
             r.major_faults = Some(median(reps.iter().map(|(_, u)| u.major_faults as f64).collect()) as u64);
+            let med = |f: fn(&BenchRecord) -> Option<u64>| reps.iter().map(|(r, _)| f(r)).collect::<Option<Vec<u64>>>().map(|v| median(v.into_iter().map(|b| b as f64).collect()) as u64);
+            (r.rss_bytes, r.rss_file_bytes, r.rss_anon_bytes) = (med(|r| r.rss_bytes), med(|r| r.rss_file_bytes), med(|r| r.rss_anon_bytes));
             r.reps = reps.len();
             r
         })
@@ -138,6 +140,9 @@ fn stock_record(a: &BenchArgs, sp: &Spec, out: &str) -> anyhow::Result<BenchReco
         repack: true,
         mem_cap_bytes: None,
         major_faults: None,
+        rss_bytes: None,
+        rss_file_bytes: None,
+        rss_anon_bytes: None,
     })
 }
 
