@@ -20,6 +20,31 @@ fn inspect_json_has_the_documented_keys() {
 }
 
 #[test]
+fn inspect_tensors_places_every_tensor_inside_the_file() {
+    let model = common::tiny_model(SynthArch::Llama);
+    let m = model.to_str().unwrap();
+    let plain: serde_json::Value = serde_json::from_slice(&selectinfer(&["inspect", m, "--json"]).stdout).unwrap();
+    assert!(plain.get("tensors").is_none(), "only with --tensors");
+    let out = selectinfer(&["inspect", m, "--json", "--tensors"]);
+    assert!(out.status.success(), "{:?}", text(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let mut spans: Vec<(u64, u64, String)> =
+        v["tensors"].as_array().unwrap().iter().map(|t| (t["file_offset"].as_u64().unwrap(), t["bytes"].as_u64().unwrap(), t["name"].as_str().unwrap().to_string())).collect();
+    assert_eq!(spans.iter().map(|s| s.1).sum::<u64>(), v["total_bytes"].as_u64().unwrap());
+    spans.sort();
+    let size = std::fs::metadata(&model).unwrap().len();
+    assert_eq!(spans[0].0 % 32, 0, "the data section starts aligned");
+    for w in spans.windows(2) {
+        assert!(w[0].0 + w[0].1 <= w[1].0, "{} overlaps {}", w[0].2, w[1].2);
+    }
+    let last = spans.last().unwrap();
+    assert!(last.0 + last.1 <= size && size - (last.0 + last.1) < 32, "the last tensor ends the file");
+    // The table lists the same tensors.
+    let (table, _) = text(&selectinfer(&["inspect", m, "--tensors"]));
+    assert!(spans.iter().all(|s| table.contains(&format!("| {} ", s.2))), "{table}");
+}
+
+#[test]
 fn inspect_table_shows_layers_and_bytes() {
     let model = common::tiny_model(SynthArch::Gemma3);
     let out = selectinfer(&["inspect", model.to_str().unwrap(), "--metadata"]);

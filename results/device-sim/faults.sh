@@ -24,36 +24,16 @@ perf record -q -e major-faults -c 1 -d -o "$tmp/perf.data" -- "$si" eval -m "$mo
     --compute 0.4 --token-share 0.2 --speed-only 12 --mem-cap "$cap" >/dev/null
 perf script -i "$tmp/perf.data" --show-mmap-events -F time,addr,event 2>/dev/null >"$tmp/events.txt" || true
 out=results/device-sim/faults-$(basename "$model" .gguf).md
-python3 - "$model" "$tmp/events.txt" "$tmp/rows.csv" >"$tmp/out.md" <<'PY'
-import csv, os, re, struct, sys, collections, datetime
-path, events, rows = sys.argv[1], sys.argv[2], sys.argv[3]
+"$si" inspect "$model" --json --tensors >"$tmp/tensors.json"
+python3 - "$model" "$tmp/events.txt" "$tmp/rows.csv" "$tmp/tensors.json" >"$tmp/out.md" <<'PY'
+import csv, json, os, re, sys, collections, datetime
+path, events, rows, places = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
 
 def tensors(p):
-    """(start, end, name) of every tensor's data in the file (GGUF v3)."""
-    f = open(p, 'rb'); rd = lambda fmt: struct.unpack('<' + fmt, f.read(struct.calcsize('<' + fmt)))
-    assert f.read(4) == b'GGUF'; (ver,) = rd('I'); n_t, n_kv = rd('QQ')
-    sizes = {0: 1, 1: 1, 2: 2, 3: 2, 4: 4, 5: 4, 6: 4, 7: 1, 10: 8, 11: 8, 12: 8}
-    def skip(t):
-        if t == 8: (n,) = rd('Q'); f.read(n)
-        elif t == 9:
-            at, n = rd('IQ')
-            for _ in range(n): skip(at)
-        else: f.read(sizes[t])
-    align = 32
-    for _ in range(n_kv):
-        (n,) = rd('Q'); key = f.read(n).decode(); (t,) = rd('I')
-        if key == 'general.alignment' and t in (4, 5): (align,) = rd('I')
-        else: skip(t)
-    infos = []
-    for _ in range(n_t):
-        (n,) = rd('Q'); name = f.read(n).decode(); (nd,) = rd('I'); dims = rd('Q' * nd); ty, off = rd('IQ')
-        infos.append((off, name))
-    base = (f.tell() + align - 1) // align * align
-    infos.sort()
-    size = os.path.getsize(p)
-    return [(base + o, base + (infos[i + 1][0] if i + 1 < len(infos) else size - base), n) for i, (o, n) in enumerate(infos)]
+    """(start, end, name) of every tensor's data in the file, as `selectinfer inspect --tensors` places it."""
+    return sorted((t["file_offset"], t["file_offset"] + t["bytes"], t["name"]) for t in json.load(open(p))["tensors"])
 
-spans = tensors(path)
+spans = tensors(places)
 real = os.path.realpath(path)
 maps, faults = [], []
 mm = re.compile(r'PERF_RECORD_MMAP2? .*\[(0x[0-9a-f]+)\((0x[0-9a-f]+)\) @ (0x[0-9a-f]+|\d+)[^\]]*\]: \S+ (.*)$')

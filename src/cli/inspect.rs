@@ -13,6 +13,29 @@ struct InspectRecord<'a> {
     #[serde(flatten)]
     info: &'a ModelInfo,
     selection: Option<&'a Selection>,
+    /// Every tensor's place in the file (`--tensors` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tensors: Option<Vec<TensorPlace>>,
+}
+
+/// Where a tensor's data lies in the file: what a tool that maps file offsets back
+/// to tensors (page faults, `/proc/PID/pagemap`) needs.
+#[derive(serde::Serialize)]
+struct TensorPlace {
+    name: String,
+    #[serde(rename = "type")]
+    ty: String,
+    dims: Vec<u64>,
+    /// Offset of the data from the start of the file.
+    file_offset: u64,
+    bytes: u64,
+}
+
+fn tensor_places(g: &crate::gguf::GgufFile) -> Vec<TensorPlace> {
+    g.tensors
+        .iter()
+        .map(|t| TensorPlace { name: t.name.clone(), ty: t.ty.name(), dims: t.dims.clone(), file_offset: g.data_offset + t.offset, bytes: t.n_bytes().unwrap_or(0) })
+        .collect()
 }
 
 /// A sliced file's selection with the bytes it saves.
@@ -43,6 +66,10 @@ pub struct InspectArgs {
     /// Also list every metadata key with its value (long arrays shortened).
     #[arg(long)]
     pub metadata: bool,
+    /// Also list every tensor: name, type, dimensions, offset of its data in the
+    /// file and its bytes.
+    #[arg(long)]
+    pub tensors: bool,
 }
 
 pub fn run(args: InspectArgs) -> anyhow::Result<()> {
@@ -50,7 +77,8 @@ pub fn run(args: InspectArgs) -> anyhow::Result<()> {
     let info = ModelInfo::from_gguf(&gguf).with_context(|| format!("cannot inspect {}", args.model.display()))?;
     let selection = SliceMeta::from_gguf(&gguf)?.map(|m| Selection::new(m, &info));
     if args.json.json {
-        println!("{}", serde_json::to_string_pretty(&InspectRecord { info: &info, selection: selection.as_ref() })?);
+        let tensors = args.tensors.then(|| tensor_places(&gguf));
+        println!("{}", serde_json::to_string_pretty(&InspectRecord { info: &info, selection: selection.as_ref(), tensors })?);
         return Ok(());
     }
     let n_ff = if info.n_ff.iter().all(|&n| n == info.n_ff[0]) {
@@ -101,6 +129,14 @@ pub fn run(args: InspectArgs) -> anyhow::Result<()> {
             kv.row([k.clone(), crate::gguf::summarize_value(v)]);
         }
         print!("{}", kv.to_markdown());
+    }
+    if args.tensors {
+        println!();
+        let mut ts = Table::new(["tensor", "type", "dims", "file offset", "bytes"]);
+        for p in tensor_places(&gguf) {
+            ts.row([p.name, p.ty, format!("{:?}", p.dims), p.file_offset.to_string(), p.bytes.to_string()]);
+        }
+        print!("{}", ts.to_markdown());
     }
     Ok(())
 }
