@@ -34,7 +34,7 @@ dense=models/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf
 {
     echo "# Speed and memory: one round-robin run, $(date -u +%F), $(nproc) cores, commit $(git rev-parse --short HEAD)"
     echo
-    "$SELECTINFER_BIN" bench --dense "$dense" "${stock[@]}" \
+    "$SELECTINFER_BIN" bench --dense "$dense" "${stock[@]}" --dense-no-repack "$dense" \
         -m models/qwen2.5-1.5b.source.qa-load0.7.neurons.gguf \
         -m models/qwen2.5-1.5b.source.qa-load0.85.neurons.gguf \
         --compute-list 1.0,0.65,0.4 --prompt-tokens 128 --gen 64 --reps 3 -t 2 --processes
