@@ -180,8 +180,7 @@ pub(super) struct Spec {
 pub(super) fn specs(a: &BenchArgs) -> anyhow::Result<Vec<Spec>> {
     let mut out = Vec::new();
     for (p, dense_only) in a.dense.iter().map(|p| (p, true)).chain(a.model.iter().map(|p| (p, false))) {
-        let g = GgufFile::read(p).with_context(|| format!("cannot load {}", p.display()))?;
-        let gamma = crate::select::SliceMeta::from_gguf(&g)?.map_or(1.0, |m| m.load);
+        let gamma = loaded_share(p)?;
         let list = match (dense_only, a.compute.compute) {
             (true, _) => vec![gamma],
             (false, Some(phi)) => vec![phi],
@@ -198,12 +197,16 @@ pub(super) fn specs(a: &BenchArgs) -> anyhow::Result<Vec<Spec>> {
     }
     let mut no_repack = Vec::new();
     for p in &a.dense_no_repack {
-        let g = GgufFile::read(p).with_context(|| format!("cannot load {}", p.display()))?;
-        let gamma = crate::select::SliceMeta::from_gguf(&g)?.map_or(1.0, |m| m.load);
-        no_repack.push(Spec { file: p.clone(), phi: gamma, dense: true, stock: false, repack: false });
+        no_repack.push(Spec { file: p.clone(), phi: loaded_share(p)?, dense: true, stock: false, repack: false });
     }
     out.splice(at..at, no_repack);
     Ok(out)
+}
+
+/// The share of its neurons a file holds: a slice's gamma, 1 for an unsliced file.
+fn loaded_share(p: &std::path::Path) -> anyhow::Result<f64> {
+    let g = GgufFile::read(p).with_context(|| format!("cannot load {}", p.display()))?;
+    Ok(crate::select::SliceMeta::from_gguf(&g)?.map_or(1.0, |m| m.load))
 }
 
 /// Weight bytes one decode step reads: every tensor but the token embedding (one
