@@ -32,6 +32,8 @@
 //!   implementations, bootstrap intervals, the evaluation harness and perplexity.
 //! - [`experiment`]: YAML experiments: cells, their child `selectinfer eval` runs,
 //!   intervals, the results README and plots.
+//! - [`tune`]: a file's speed / memory / quality frontier for one task, measured
+//!   through every stage above, and the operating point that meets the user's limits.
 //! - [`cli`]: the `selectinfer` command line, one file per subcommand.
 //!
 //! Imports allowed against this order, each an item `` `from -> to`: why `` here
@@ -58,4 +60,5 @@ pub mod profile;
 pub mod select;
 pub mod synth;
 pub mod tasks;
+pub mod tune;
 pub mod util;

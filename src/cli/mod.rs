@@ -18,6 +18,7 @@ mod perplexity;
 mod profile;
 mod slice;
 mod synth;
+mod tune;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
@@ -76,6 +77,9 @@ pub enum Command {
     /// Write a random-weight GGUF with a real model's dimensions (speed and memory
     /// benchmarks only; the weights are synthetic).
     Synth(synth::SynthArgs),
+    /// Measure a file's speed / memory / quality frontier for one task and write
+    /// the slice that meets your limits (memory, speedup, loss).
+    Tune(tune::TuneArgs),
 }
 
 /// Parses the command line (a usage error exits with status 2, as clap does, and so
@@ -111,5 +115,6 @@ pub fn run(args: Args, mut paths: crate::fsutil::guard::Paths) -> anyhow::Result
         Command::Perplexity(a) => perplexity::run(a),
         Command::Pair(a) => pair::run(a),
         Command::Experiment(a) => experiment::run(a),
+        Command::Tune(a) => tune::run(a),
     }
 }

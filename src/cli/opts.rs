@@ -96,6 +96,14 @@ pub fn parse_temp(s: &str) -> Result<f32, String> {
     }
 }
 
+/// A finite number above 0 (`tune --min-speedup`, `--max-loss`).
+pub fn parse_positive(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
+        _ => Err(format!("expected a number above 0, got {s:?}")),
+    }
+}
+
 /// A count that must be at least 1 (`--reps`, `--prompt-tokens`, `--limit`,
 /// `--chunks`, `-n`).
 pub fn parse_count(s: &str) -> Result<usize, String> {

@@ -15,7 +15,7 @@ use crate::fsutil::guard::{Paths, Written};
 /// Argument ids that name outputs, and how each is written. An output whose clap
 /// value hint is a folder (`profile -o DIR`) is a folder the command fills.
 pub const OUTPUT_ARGS: &[(&str, Written)] =
-    &[("output", Written::File), ("out", Written::File), ("outputs", Written::File), ("per_example", Written::File), ("out_dir", Written::Dir), ("cache_dir", Written::Cache)];
+    &[("output", Written::File), ("out", Written::File), ("outputs", Written::File), ("per_example", Written::File), ("out_dir", Written::Dir), ("work", Written::Dir), ("cache_dir", Written::Cache)];
 
 /// Whether an argument takes a path.
 pub fn is_path(arg: &clap::Arg) -> bool {
@@ -76,6 +76,7 @@ pub fn implicit_inputs(command: &super::Command, paths: &mut Paths) {
     match command {
         C::Eval(a) if a.data.is_none() => bundled("(the bundled dataset)", a.task.bundled_data()),
         C::Pair(a) if a.data.is_none() => bundled("(the bundled dataset)", a.task.bundled_data()),
+        C::Tune(a) if a.data.is_none() => bundled("(the bundled dataset)", a.task.bundled_data()),
         C::Slice(a) if a.fit_data.is_none() && a.task.is_some() => a.task.into_iter().flat_map(|t| t.profiling_data()).for_each(|p| bundled("(the bundled profiling text)", p)),
         C::Profile(a) if a.action.is_none() && a.run.data.is_none() => a.run.task.into_iter().flat_map(|t| t.profiling_data()).for_each(|p| bundled("(the bundled dataset)", p)),
         C::Perplexity(a) if a.data.is_none() => bundled("(the bundled text)", a.task.map_or("data/wikitext2_raw_test.txt", |t| t.bundled_data())),

@@ -24,8 +24,10 @@ use crate::gguf::GgmlType;
 /// Rows per interleaved group.
 pub(crate) const GROUP: usize = 8;
 
-/// Whether rows of `ty` can be swapped in a repacked layout (Q4_0, Q4_K, IQ4_NL).
-pub(crate) fn swappable(ty: GgmlType) -> bool {
+/// Whether rows of `ty` can be swapped in a repacked layout (Q4_0, Q4_K, IQ4_NL):
+/// the types llama.cpp's CPU backend repacks for its kernels where the CPU has
+/// them (exported as [`super::repackable`]).
+pub fn swappable(ty: GgmlType) -> bool {
     Kind::of(ty).is_some()
 }
 

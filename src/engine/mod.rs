@@ -19,6 +19,7 @@ mod session;
 pub use backend::{set_verbose, EngineError};
 pub use callback::{ObservedTensor, TensorObserver};
 pub use compact::{CompactLayer, CompactShape};
+pub use interleave::swappable as repackable;
 pub use gather::{encode_columns, encode_transposed, gather_columns, gather_rows, requantize_columns, transpose_columns};
 pub use model::{LoadOptions, Model};
 pub use quantize::{quantize, TargetType};

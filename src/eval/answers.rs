@@ -14,9 +14,11 @@
 
 use anyhow::ensure;
 
+use super::bootstrap::{percentile_interval, resamples, Interval, RESAMPLES, SEED};
 use super::harness::prompt_with_shots;
-use super::perplexity::NllSpan;
+use super::perplexity::{perplexity_interval, NllSpan};
 use crate::compute::SelectiveSession;
+use crate::engine::{Model, Session, SessionOptions, Token};
 use crate::profile::text::nll;
 use crate::tasks::Example;
 
@@ -39,4 +41,97 @@ pub fn answer_nlls(s: &mut SelectiveSession<'_>, examples: &[Example], shots: &[
         out.push(NllSpan { tokens: answer.len(), nll: sum });
     }
     Ok(out)
+}
+
+/// The anchor's next-token logits at every answer position of each example (its
+/// prompt with `shots`, then `" " + first reference`, at most `max_answer` answer
+/// tokens), for [`answer_divergence`]: one batch per example through `model`.
+pub struct AnswerReference {
+    /// Per example: the answer tokens and one row of logits per answer token.
+    answers: Vec<(Vec<Token>, Vec<Vec<f32>>)>,
+    /// Longest prompt plus answer, tokens.
+    longest: usize,
+}
+
+impl AnswerReference {
+    /// The anchor's answers to `examples` through `model` (dense).
+    pub fn measure(model: &Model, examples: &[Example], shots: &[Example], max_answer: usize, threads: i32) -> anyhow::Result<AnswerReference> {
+        let tokens: Vec<(Vec<Token>, Vec<Token>)> = examples.iter().map(|ex| prompt_and_answer(model, ex, shots, max_answer)).collect::<anyhow::Result<_>>()?;
+        let longest = tokens.iter().map(|(p, a)| p.len() + a.len()).max().unwrap_or(0);
+        let n_ctx = n_ctx_for(longest);
+        let mut s = Session::new(model, SessionOptions { n_ctx, n_batch: n_ctx, threads, observer: None })?;
+        let mut answers = Vec::with_capacity(tokens.len());
+        for (prompt, answer) in tokens {
+            let mut all = prompt.clone();
+            all.extend_from_slice(&answer[..answer.len() - 1]);
+            s.clear();
+            let rows = s.eval_logits_from(&all, prompt.len() - 1)?;
+            ensure!(rows.len() == answer.len(), "the anchor gave {} rows of logits for {} answer tokens", rows.len(), answer.len());
+            answers.push((answer, rows));
+        }
+        Ok(AnswerReference { answers, longest })
+    }
+
+    /// A context that holds every example's prompt and answer.
+    pub fn n_ctx(&self) -> u32 {
+        n_ctx_for(self.longest)
+    }
+}
+
+fn n_ctx_for(longest: usize) -> u32 {
+    (longest + 8).next_multiple_of(256) as u32
+}
+
+/// An example's prompt tokens and its first `max_answer` answer tokens.
+fn prompt_and_answer(model: &Model, ex: &Example, shots: &[Example], max_answer: usize) -> anyhow::Result<(Vec<Token>, Vec<Token>)> {
+    let prompt = model.tokenize(&prompt_with_shots(ex, shots), true, false);
+    let mut answer = model.tokenize(&format!(" {}", ex.references.first().map_or("", String::as_str)), false, false);
+    ensure!(!answer.is_empty() && !prompt.is_empty(), "example {} has an empty prompt or reference", ex.id);
+    answer.truncate(max_answer.max(1));
+    Ok((prompt, answer))
+}
+
+/// How far a selective session's answers are from the anchor's.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AnswerDivergence {
+    /// Mean KL(P_anchor || P) per answer token (nats), 95% interval over examples.
+    pub kl: Interval,
+    /// Share of answer positions whose most likely token is the anchor's.
+    pub same_top: f64,
+    /// Perplexity of the reference answers, 95% interval over examples.
+    pub ppl: Interval,
+    /// Answer tokens scored.
+    pub tokens: usize,
+}
+
+/// Each example's prompt prefilled and its neurons selected as generation would,
+/// then the anchor's answer tokens teacher-forced through decode: the KL of every
+/// position's next-token distribution from the anchor's ([`super::kl::position_kl`])
+/// and the answer's NLL.
+pub fn answer_divergence(s: &mut SelectiveSession<'_>, examples: &[Example], shots: &[Example], reference: &AnswerReference) -> anyhow::Result<AnswerDivergence> {
+    ensure!(examples.len() == reference.answers.len() && !examples.is_empty(), "{} examples against a reference of {}", examples.len(), reference.answers.len());
+    let (mut spans, mut kls, mut same) = (Vec::with_capacity(examples.len()), Vec::with_capacity(examples.len()), 0usize);
+    for (ex, (answer, rows)) in examples.iter().zip(&reference.answers) {
+        let prompt = s.session().model().tokenize(&prompt_with_shots(ex, shots), true, false);
+        s.clear();
+        s.prefill_and_select(&prompt)?;
+        let (mut nll_sum, mut kl_sum) = (0.0, 0.0);
+        for (j, (&token, row)) in answer.iter().zip(rows).enumerate() {
+            if j > 0 {
+                s.session().decode(&[answer[j - 1]], false)?;
+            }
+            let logits = s.session().logits(-1);
+            nll_sum += nll(logits, token as usize);
+            let (kl, top) = super::kl::position_kl(row, logits);
+            kl_sum += kl;
+            same += usize::from(top);
+        }
+        spans.push(NllSpan { tokens: answer.len(), nll: nll_sum });
+        kls.push(NllSpan { tokens: answer.len(), nll: kl_sum });
+    }
+    let tokens: usize = spans.iter().map(|s| s.tokens).sum();
+    let mean_kl = |idx: &[usize]| idx.iter().map(|&i| kls[i].nll).sum::<f64>() / idx.iter().map(|&i| kls[i].tokens).sum::<usize>().max(1) as f64;
+    let all: Vec<usize> = (0..kls.len()).collect();
+    let kl = percentile_interval(mean_kl(&all), resamples(kls.len(), RESAMPLES, SEED).iter().map(|r| mean_kl(r)).collect());
+    Ok(AnswerDivergence { kl, same_top: same as f64 / tokens.max(1) as f64, ppl: perplexity_interval(&spans), tokens })
 }

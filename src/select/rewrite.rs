@@ -453,11 +453,16 @@ fn write_sliced(
             }
             Ok(s)
         })
-        .chain(biases.iter().map(|(name, b)| Ok(TensorSpec { name: name.clone(), dims: vec![b.len() as u64], ty: GgmlType::F32 })))
         .collect::<anyhow::Result<_>>()?;
+    let order = write_order(&specs, meta.down_layout);
+    let specs: Vec<TensorSpec> = order
+        .iter()
+        .map(|&i| specs[i].clone())
+        .chain(biases.iter().map(|(name, b)| TensorSpec { name: name.clone(), dims: vec![b.len() as u64], ty: GgmlType::F32 }))
+        .collect();
 
     let mut w = GgufWriter::create(out, &metadata, specs)?;
-    for t in &src.tensors {
+    for t in order.iter().map(|&i| &src.tensors[i]) {
         let data = src.read_tensor_data(t)?;
         let refit = split_block_name(&t.name).filter(|(_, rest)| *rest == "ffn_down.weight").and_then(|(l, _)| compensated.columns.get(l)?.as_ref());
         let new = match op_for(t, keeps, &info.n_ff, meta.down_layout)? {
@@ -488,6 +493,27 @@ fn write_sliced(
     Ok(down_requantized)
 }
 
+/// The order a slice's tensors are written in (indices into `specs`): first the
+/// weights llama.cpp's CPU backend repacks into its own buffer on load (2-D
+/// `blk.*.weight` of a type it has repacked kernels for, [`crate::engine::repackable`],
+/// but never a neuron-major `ffn_down`, which selective computation keeps in the
+/// file's layout), then the rest in the source's order. The repacked tensors' file
+/// pages are read once at load and released (patch 0013); written apart, they share
+/// no 2 MiB page-cache folio with the tensors every token reads from the mapping,
+/// which would otherwise keep them resident (docs/qwen2.5-1.5b.md).
+fn write_order(specs: &[TensorSpec], layout: DownLayout) -> Vec<usize> {
+    let repacked = |s: &TensorSpec| {
+        s.dims.len() == 2
+            && s.name.starts_with("blk.")
+            && s.name.ends_with(".weight")
+            && crate::engine::repackable(s.ty)
+            && !(layout == DownLayout::Neurons && s.name.ends_with(".ffn_down.weight"))
+    };
+    let (mut first, rest): (Vec<usize>, Vec<usize>) = (0..specs.len()).partition(|&i| repacked(&specs[i]));
+    first.extend(rest);
+    first
+}
+
 /// The load share that keeps, in a layer of `n` neurons whose `ffn_down` has
 /// blocks of `block` elements along the neurons, the multiple of `block` nearest
 /// to `gamma * n` (at least one block, at most `n`), so its columns stay whole
@@ -503,7 +529,24 @@ pub fn block_rounded_load(gamma: f64, n: usize, block: usize) -> f64 {
 
 #[cfg(test)]
 mod tests {
-    use super::block_rounded_load;
+    use super::*;
+
+    #[test]
+    fn repacked_weights_are_written_first_and_a_neuron_major_down_stays_with_the_rest() {
+        let spec = |name: &str, ty: GgmlType, dims: &[u64]| TensorSpec { name: name.into(), dims: dims.to_vec(), ty };
+        let specs = [
+            spec("token_embd.weight", GgmlType::Q4_K, &[256, 8]),
+            spec("blk.0.attn_norm.weight", GgmlType::F32, &[256]),
+            spec("blk.0.attn_q.weight", GgmlType::Q4_K, &[256, 256]),
+            spec("blk.0.attn_v.weight", GgmlType::Q6_K, &[256, 256]),
+            spec("blk.0.ffn_gate.weight", GgmlType::Q4_K, &[256, 512]),
+            spec("blk.0.ffn_down.weight", GgmlType::Q4_0, &[256, 512]),
+            spec("blk.0.ffn_up.weight", GgmlType::IQ4_NL, &[256, 512]),
+            spec("output_norm.weight", GgmlType::F32, &[256]),
+        ];
+        assert_eq!(write_order(&specs, DownLayout::Neurons), [2, 4, 6, 0, 1, 3, 5, 7]);
+        assert_eq!(write_order(&specs, DownLayout::Columns), [2, 4, 5, 6, 0, 1, 3, 7]);
+    }
 
     #[test]
     fn block_rounding_keeps_whole_blocks_nearest_to_gamma_n() {

@@ -36,6 +36,8 @@ use crate::eval::harness::EvalRow;
 use crate::experiment::config::Defaults;
 
 pub use rows::primary_score;
+/// The plots' font (the bundled DejaVu Sans once registered) for other charts.
+pub use style::{register_fonts, FONT};
 
 /// One row with the experiment's name for its model (rows' `model` column is a file name).
 pub struct PlotPoint<'a> {

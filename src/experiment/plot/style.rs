@@ -28,7 +28,7 @@ pub(super) const PALETTE: [RGBColor; 13] = [
 ];
 
 /// The font every text is drawn in (registered by [`register_fonts`]).
-pub(super) const FONT: &str = "sans-serif";
+pub const FONT: &str = "sans-serif";
 // Even pixel sizes: plotters' ab_glyph renderer truncates half a font size when it
 // places each glyph, so odd sizes set some glyphs (the decimal point) a pixel high.
 pub(super) const CAPTION_PX: u32 = 18;
@@ -46,7 +46,7 @@ pub(super) const PANELS_SIZE: (u32, u32) = (1300, 600);
 
 /// Registers the bundled font under [`FONT`] once per process: plotters' ab_glyph
 /// text rendering knows no fonts but registered ones.
-pub(super) fn register_fonts() -> Result<()> {
+pub fn register_fonts() -> Result<()> {
     static REGISTERED: OnceLock<bool> = OnceLock::new();
     static FONT_BYTES: &[u8] = include_bytes!("../../../assets/DejaVuSans.ttf");
     let ok = *REGISTERED.get_or_init(|| plotters::style::register_font(FONT, FontStyle::Normal, FONT_BYTES).is_ok());

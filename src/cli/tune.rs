@@ -1,0 +1,93 @@
+//! `selectinfer tune`: measure a file's speed / memory / quality frontier for one
+//! task and write the slice that meets the user's limits ([`crate::tune`]).
+
+use std::path::PathBuf;
+
+use crate::output::record::to_json_lines;
+use crate::tasks::Task;
+use crate::tune::frontier::Limits;
+use crate::tune::measure::BenchSettings;
+use crate::tune::{TuneRequest, DEFAULT_EXAMPLES, DEFAULT_MAX_LOSS};
+
+/// Arguments of `tune`.
+#[derive(Debug, clap::Args)]
+pub struct TuneArgs {
+    /// GGUF model as the user runs it (e.g. a Q4_K_M download): the anchor of every
+    /// comparison, profiled (when --profile holds no rankings) and sliced.
+    #[arg(short, long)]
+    pub model: PathBuf,
+    /// Task whose profiling split measures quality (and whose ranking is the base).
+    #[arg(long, value_enum)]
+    pub task: Task,
+    /// JSON Lines task file whose profiling split is read (default: the task's
+    /// bundled file). The evaluation split is never read.
+    #[arg(long)]
+    pub data: Option<PathBuf>,
+    /// Profile folder; profiled for every task whose ranking it lacks (default:
+    /// profiles/<file stem>).
+    #[arg(long)]
+    pub profile: Option<PathBuf>,
+    /// Most peak resident memory of the chosen point (e.g. 1200MiB).
+    #[arg(long, value_parser = crate::memory::parse_mem_size)]
+    pub mem_budget: Option<u64>,
+    /// Least decode speedup over the file as it is.
+    #[arg(long, value_parser = super::opts::parse_positive)]
+    pub min_speedup: Option<f64>,
+    /// Most mean KL divergence (nats per answer token) of the chosen point's
+    /// next-token distributions from the file's own, on the task's profiling split.
+    #[arg(long, default_value_t = DEFAULT_MAX_LOSS, value_parser = super::opts::parse_positive)]
+    pub max_loss: f64,
+    /// Profiling-split examples scored per point.
+    #[arg(long, default_value_t = DEFAULT_EXAMPLES, value_parser = super::opts::parse_count)]
+    pub examples: usize,
+    /// Solved profiling examples before each prompt.
+    #[arg(long, default_value_t = 0)]
+    pub shots: usize,
+    /// Measure only the coarse grid (no points halfway to the chosen one's neighbours).
+    #[arg(long)]
+    pub no_refine: bool,
+    /// Repetitions of each point in the round-robin timing run (medians).
+    #[arg(long, default_value_t = 3, value_parser = super::opts::parse_count)]
+    pub reps: usize,
+    /// Tokens generated per timing repetition.
+    #[arg(long, default_value_t = 32, value_parser = super::opts::parse_gen)]
+    pub gen: usize,
+    /// Work folder: the point slices and every measurement, kept so that an
+    /// interrupted or repeated tune resumes (default: FILE.tune-TASK beside the file).
+    #[arg(long, value_hint = clap::ValueHint::DirPath)]
+    pub work: Option<PathBuf>,
+    /// Where the chosen point's slice is written, with the tuning in its metadata;
+    /// written under a temporary name and renamed when complete.
+    #[arg(short, long)]
+    pub output: Option<PathBuf>,
+    #[command(flatten)]
+    pub threads: super::opts::ThreadsArg,
+    #[command(flatten)]
+    pub json: super::opts::JsonArg,
+}
+
+pub fn run(a: TuneArgs) -> anyhow::Result<()> {
+    let req = TuneRequest {
+        model: a.model,
+        task: a.task,
+        data: a.data,
+        profile: a.profile,
+        work: a.work,
+        output: a.output,
+        limits: Limits { mem_budget: a.mem_budget, min_speedup: a.min_speedup, max_loss: a.max_loss },
+        examples: a.examples,
+        shots: a.shots,
+        refine: !a.no_refine,
+        bench: BenchSettings { reps: a.reps, prompt_tokens: 64, gen: a.gen, threads: a.threads.get() },
+    };
+    let report = crate::tune::run(&req)?;
+    if a.json.json {
+        print!("{}", to_json_lines(std::slice::from_ref(&report))?);
+    } else {
+        println!("{}", crate::tune::frontier::table(&report.frontier, Some(&report.chosen)));
+        println!("chosen: {} ({})", report.chosen, report.file.display());
+        println!("run it: {}", report.command);
+        println!("frontier plot: {}; measurements: {}", report.plot.display(), report.work.display());
+    }
+    Ok(())
+}

@@ -1,0 +1,119 @@
+//! `selectinfer tune`: the frontier of a tiny model, its choice under the limits,
+//! resuming from the work folder, and the quality measure against an independent
+//! computation.
+
+mod common;
+
+use std::path::Path;
+
+use common::*;
+use selectinfer::compute::{ComputeRequest, SessionPlan};
+use selectinfer::engine::{LoadOptions, Model, Session, SessionOptions};
+use selectinfer::eval::answers::{answer_divergence, AnswerReference};
+use selectinfer::eval::kl::position_kl;
+use selectinfer::synth::SynthArch;
+use selectinfer::tasks::{read_examples, Split, Task};
+
+/// A profile of the tiny model for all three tasks (a few bundled examples each).
+fn tiny_profile(dir: &Path, model: &Path) -> std::path::PathBuf {
+    let profile = dir.join("profile");
+    for task in ["qa", "translate", "summarize"] {
+        let o = selectinfer(&["profile", "-m", model.to_str().unwrap(), "--task", task, "--limit", "2", "--gen-tokens", "2", "-o", profile.to_str().unwrap(), "-t", "2"]);
+        assert!(o.status.success(), "{}", text(&o).1);
+    }
+    profile
+}
+
+#[test]
+fn the_answer_kl_of_a_dense_decode_is_the_batch_kl_computed_independently() {
+    let dir = tempfile::tempdir().unwrap();
+    let (model, profile, data) = translate_profile(dir.path(), SynthArch::Llama);
+    let slice = translate_slice(dir.path(), &model, &profile, "s.gguf", &[]);
+    let all = read_examples(&data, Task::Translate).unwrap();
+    let examples = &Split::Profile.select(&all)[..3];
+    let anchor = Model::load(&model, &LoadOptions::default()).unwrap();
+    let reference = AnswerReference::measure(&anchor, examples, &[], 5, 2).unwrap();
+    let sliced = Model::load(&slice, &LoadOptions::default()).unwrap();
+    let plan = SessionPlan::build(&ComputeRequest::default(), sliced.gguf()).unwrap();
+    let n_ctx = reference.n_ctx();
+    let mut s = plan.open(&sliced, SessionOptions { n_ctx, n_batch: n_ctx, threads: 2, observer: None }).unwrap();
+    let d = answer_divergence(&mut s, examples, &[], &reference).unwrap();
+
+    // Independently: both files evaluate prompt + answer in one batch, and the KL of
+    // the positions that predict the answer tokens is summed.
+    let (mut kl, mut tokens) = (0.0, 0usize);
+    for ex in examples {
+        let prompt = anchor.tokenize(&selectinfer::eval::harness::prompt_with_shots(ex, &[]), true, false);
+        let mut answer = anchor.tokenize(&format!(" {}", ex.references[0]), false, false);
+        answer.truncate(5);
+        let mut all = prompt.clone();
+        all.extend_from_slice(&answer[..answer.len() - 1]);
+        let batch = |m: &Model| Session::new(m, SessionOptions { n_ctx, n_batch: n_ctx, threads: 2, observer: None }).unwrap().eval_logits_from(&all, prompt.len() - 1).unwrap();
+        for (r, c) in batch(&anchor).iter().zip(batch(&sliced).iter()) {
+            kl += position_kl(r, c).0;
+            tokens += 1;
+        }
+    }
+    assert_eq!(d.tokens, tokens);
+    let expected = kl / tokens as f64;
+    assert!(expected > 1e-4, "the slice should move the output: {expected}");
+    assert!((d.kl.point - expected).abs() <= 1e-3 * expected + 1e-6, "decode-path KL {} against batch KL {expected}", d.kl.point);
+    assert!(d.kl.lo <= d.kl.point && d.kl.point <= d.kl.hi, "{:?}", d.kl);
+}
+
+#[test]
+fn tune_measures_the_frontier_chooses_within_the_limits_and_resumes() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = tiny_model(SynthArch::Llama);
+    let profile = tiny_profile(dir.path(), &model);
+    let data = write_tiny_qa(dir.path());
+    let work = dir.path().join("work");
+    let out = dir.path().join("tuned.gguf");
+    let args = |max_loss: &str| -> Vec<String> {
+        [
+            "tune", "-m", model.to_str().unwrap(), "--task", "qa", "--data", data.to_str().unwrap(), "--profile", profile.to_str().unwrap(), "--examples", "3",
+            "--reps", "1", "--gen", "4", "--no-refine", "--work", work.to_str().unwrap(), "-o", out.to_str().unwrap(), "--max-loss", max_loss, "--json", "-t", "2",
+        ]
+        .map(String::from)
+        .into()
+    };
+    let run = |a: &[String]| selectinfer(&a.iter().map(String::as_str).collect::<Vec<_>>());
+    let o = run(&args("1000"));
+    let (stdout, stderr) = text(&o);
+    assert!(o.status.success(), "{stderr}");
+    let report: serde_json::Value = serde_json::from_str(stdout.trim()).unwrap();
+    let frontier = report["frontier"].as_array().unwrap();
+    assert_eq!(frontier.len(), 8, "the coarse grid: {stdout}");
+    let anchor = &frontier[0];
+    assert_eq!((anchor["point"]["load"].as_f64(), anchor["point"]["compute"].is_null()), (Some(1.0), true));
+    assert!(anchor["kl"].as_f64().unwrap() < 1e-4 && anchor["same_top"].as_f64() == Some(1.0), "the file against itself: {anchor}");
+    assert_eq!(anchor["speedup"].as_f64(), Some(1.0));
+    // Under a loss every point meets, the choice is the fastest point.
+    let fastest = frontier.iter().max_by(|a, b| a["speedup"].as_f64().unwrap().total_cmp(&b["speedup"].as_f64().unwrap())).unwrap();
+    assert_eq!(report["chosen"], fastest["point"], "{stdout}");
+    assert!(stderr.contains("one round-robin run"), "{stderr}");
+    if !fastest["point"]["load"].as_f64().is_some_and(|g| g >= 1.0) {
+        let g = selectinfer::gguf::GgufFile::read(&out).unwrap();
+        assert_eq!(g.get_str("selectinfer.tune.task"), Some("qa"));
+    }
+
+    // Again, with a tighter loss: nothing is measured again, and the choice is the
+    // fastest point within it.
+    let tight = anchor["kl"].as_f64().unwrap() + 1e-9;
+    let o = run(&args(&format!("{tight}")));
+    let (stdout, stderr) = text(&o);
+    assert!(o.status.success(), "{stderr}");
+    assert!(!stderr.contains("tune: [") && !stderr.contains("round-robin"), "a resumed tune measured again: {stderr}");
+    let report: serde_json::Value = serde_json::from_str(stdout.trim()).unwrap();
+    let within: Vec<&serde_json::Value> = report["frontier"].as_array().unwrap().iter().filter(|m| m["kl"].as_f64().unwrap() <= tight).collect();
+    let best = within.iter().max_by(|a, b| a["speedup"].as_f64().unwrap().total_cmp(&b["speedup"].as_f64().unwrap())).unwrap();
+    assert_eq!(report["chosen"], best["point"]);
+
+    // A limit no point meets: a clear error naming the closest point.
+    let mut a = args("1000");
+    a.extend(["--min-speedup".into(), "1000".into()]);
+    let o = run(&a);
+    assert!(!o.status.success());
+    let (_, stderr) = text(&o);
+    assert!(stderr.contains("no measured point meets the limits; the closest is") && !stderr.contains("panicked"), "{stderr}");
+}
