@@ -35,14 +35,22 @@ perplexity: {{chunks: 2, ctx: 16}}
     )
 }
 
-#[test]
-fn runs_every_cell_once_resumes_and_reports() {
+/// A folder with the tiny qa data and `experiments/exp.yaml`: the tiny experiment
+/// on the tiny model, its text passed through `edit`.
+fn tiny_experiment(edit: impl Fn(String) -> String) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let data = common::write_tiny_qa(d);
     let model = common::tiny_model(SynthArch::Llama);
     std::fs::create_dir_all(d.join("experiments")).unwrap();
-    std::fs::write(d.join("experiments/exp.yaml"), yaml(&model, &data)).unwrap();
+    std::fs::write(d.join("experiments/exp.yaml"), edit(yaml(&model, &data))).unwrap();
+    dir
+}
+
+#[test]
+fn runs_every_cell_once_resumes_and_reports() {
+    let dir = tiny_experiment(|text| text);
+    let d = dir.path();
 
     let dry = experiment(d, &["experiments/exp.yaml", "--dry-run"]);
     let (out, err) = common::text(&dry);
@@ -132,15 +140,11 @@ fn runs_every_cell_once_resumes_and_reports() {
 /// Runs the tiny experiment with `methods` in place of its method entries and no
 /// perplexity; returns the folder and the rows.
 fn run_methods(methods: &str) -> (tempfile::TempDir, Vec<selectinfer::eval::harness::EvalRow>) {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tiny_experiment(|text| {
+        text.replace("  - method: reference\n  - method: selectinfer\n  - {method: random-loading, load: [0.5, 0.7]}\n", methods)
+            .replace("perplexity: {chunks: 2, ctx: 16}\n", "")
+    });
     let d = dir.path();
-    let data = common::write_tiny_qa(d);
-    let model = common::tiny_model(SynthArch::Llama);
-    std::fs::create_dir_all(d.join("experiments")).unwrap();
-    let text = yaml(&model, &data)
-        .replace("  - method: reference\n  - method: selectinfer\n  - {method: random-loading, load: [0.5, 0.7]}\n", methods)
-        .replace("perplexity: {chunks: 2, ctx: 16}\n", "");
-    std::fs::write(d.join("experiments/exp.yaml"), text).unwrap();
     let first = experiment(d, &["experiments/exp.yaml"]);
     let (_, err) = common::text(&first);
     assert!(first.status.success(), "{err}");
@@ -278,4 +282,30 @@ fn dry_run_refuses_a_decode_refit_on_a_quantized_base_that_keeps_every_neuron() 
     // 8192 neurons per layer: 5,632 kept, a bias to shift.
     let out = run("synth: llama-3.2-1b");
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+#[test]
+fn list_outputs_prints_each_cells_outputs_name_and_runs_nothing() {
+    let methods = "  - {method: selectinfer, compensate: refit, decode_refit: 1.0}\n  - {method: selectinfer, compensate: refit, decode_bias: true}\n  - {method: selectinfer, vote: signed}\n";
+    let dir = tiny_experiment(|text| text.replace("  - {method: random-loading, load: [0.5, 0.7]}\n", methods));
+    let d = dir.path();
+    let file = d.join("experiments/exp.yaml");
+    let out = experiment(d, &[file.to_str().unwrap(), "--list-outputs", "--out-dir", "res"]);
+    let (text, err) = common::text(&out);
+    assert!(out.status.success(), "{err}");
+    let e = selectinfer::experiment::config::Experiment::read(&file).unwrap();
+    let cells = e.cells();
+    let lines: Vec<Vec<&str>> = text.lines().map(|l| l.split('\t').collect()).collect();
+    assert_eq!(lines.len(), cells.len(), "{text}");
+    for (cell, fields) in cells.iter().zip(&lines) {
+        let call = selectinfer::experiment::child::EvalCall::new(cell, e.models[cell.model].file(&cell.prep), cell.examples);
+        assert_eq!(fields.len(), 13, "{fields:?}");
+        assert_eq!(fields[12], Path::new("res/outputs").join(call.outputs_name()).to_str().unwrap());
+        assert_eq!((fields[1], fields[2], fields[4]), (cell.method.name(), "qa", "3"));
+    }
+    let f = |method: &str, decode: &str| lines.iter().filter(|l| l[1] == method && l[8..10].join(",") == decode).count();
+    assert_eq!((f("reference", "false,-"), f("selectinfer", "false,1"), f("selectinfer", "true,-")), (1, 1, 1), "{text}");
+    assert!(lines.iter().any(|l| l[7] == "signed" && l[12].contains(".vote-signed.")), "{text}");
+    assert!(lines.iter().all(|l| l[1] == "reference" || (l[5], l[6]) == ("0.4", "0.2")), "{text}");
+    assert!(!d.join("res").exists() && !d.join("models").exists(), "lists only");
 }

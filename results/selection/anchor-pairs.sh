@@ -17,7 +17,7 @@ MODEL=${MODEL:-gemma3}
 out=results/selection/anchor-pairs-$MODEL.md
 case $MODEL in smollm2) range=0.507-layers10-24; layers=10..24; at=0.507;; gemma3) range=0.58-layers4-14; layers=4..14; at=0.58;; esac
 dense() { cell "$1" ".$1-load$2" dense-loaded; }              # dense TASK SLICE
-phi() { cell "$1" ".$1-load$2" selectinfer "compute0.4-alpha${3:-0.2}${4:-}"; } # phi TASK SLICE [ALPHA] [DECODE]
+phi() { cell "$1" ".$1-load$2" selectinfer 0.4 "${3:-0.2}" "${4:-}"; } # phi TASK SLICE [ALPHA] [DECODE]
 report() {
     header "Dense-loaded anchors, layer range and alpha" anchor-pairs.sh
     echo "Dense-loaded computes every loaded neuron; \"phi 0.4\" is the selective computation"
@@ -29,7 +29,7 @@ report() {
             pair "$t, gamma $g: dense-loaded (A) against phi 0.4 on the same slice (B)" "$(dense "$t" "$g")" "$(phi "$t" "$g")" "$t"
             pair "$t, gamma $g: dense-loaded refit (A) against the reference (B)" "$(dense "$t" "$g-refit")" "$ref" "$t"
             pair "$t, gamma $g: dense-loaded refit (A) against dense-loaded without compensation (B)" "$(dense "$t" "$g-refit")" "$(dense "$t" "$g")" "$t"
-            pair "$t, gamma $g: dense-loaded refit (A) against the refit at phi 0.4 with the decode refit (B)" "$(dense "$t" "$g-refit")" "$(phi "$t" "$g-refit" 0.2 .decode-refit1)" "$t"
+            pair "$t, gamma $g: dense-loaded refit (A) against the refit at phi 0.4 with the decode refit (B)" "$(dense "$t" "$g-refit")" "$(phi "$t" "$g-refit" 0.2 decode-refit=1)" "$t"
         done
         pair "$t, gamma 0.7: dense-loaded mean compensation (A) against dense-loaded without (B)" "$(dense "$t" 0.7-compensate)" "$(dense "$t" 0.7)" "$t"
         pair "$t, gamma 0.7: dense-loaded mean compensation (A) against dense-loaded refit (B)" "$(dense "$t" 0.7-compensate)" "$(dense "$t" 0.7-refit)" "$t"

@@ -11,10 +11,10 @@ SI=${SI:-selectinfer}
 case ${MODEL:-gemma3} in gemma3) out=results/selection/chained-pairs.md;; smollm2) out=results/selection/chained-pairs-smollm2.md;; esac
 chained() { # chained SLICE-SUFFIX METHOD TASK: the outputs file of a gamma 0.7 cell
     case $2 in
-        selectinfer) cell "$3" ".$3-load0.7$1" selectinfer compute0.4-alpha0.2;;
+        selectinfer) cell "$3" ".$3-load0.7$1" selectinfer 0.4 0.2;;
         dense-loaded) cell "$3" ".$3-load0.7$1" dense-loaded;;
         reference) cell "$3" "" reference;;
-        coreinfer) cell "$3" "" coreinfer compute0.4-alpha0.2;;
+        coreinfer) cell "$3" "" coreinfer 0.4 0.2;;
     esac
 }
 report() {

@@ -11,25 +11,25 @@ set -euo pipefail
 SI=${SI:-selectinfer}
 . "$(dirname "$0")/sweep-outputs.sh"
 case ${MODEL:-gemma3} in gemma3) out=results/selection/decode-pairs.md;; smollm2) out=results/selection/decode-pairs-smollm2.md;; esac
-refit() { # refit TASK GAMMA DECODE-SUFFIX: the outputs file of a refit cell at phi 0.4
-    cell "$1" ".$1-load$2-refit" selectinfer "compute0.4-alpha0.2$3"
+refit() { # refit TASK GAMMA [DECODE]: the outputs file of a refit cell at phi 0.4
+    cell "$1" ".$1-load$2-refit" selectinfer 0.4 0.2 "${3:-}"
 }
 anchor() { # anchor METHOD TASK
     case $1 in
         reference) cell "$2" "" reference;;
-        coreinfer) cell "$2" "" coreinfer compute0.4-alpha0.2;;
+        coreinfer) cell "$2" "" coreinfer 0.4 0.2;;
     esac
 }
 report() {
     header "Decode corrections against the refit" decode-pairs.sh ", phi 0.4"
     for t in qa translate summarize; do
         for g in 0.7 0.55; do
-            for d in decode-bias decode-refit1; do
-                pair "$t, gamma $g: refit with --${d%1} (A) against the refit alone (B)" "$(refit "$t" "$g" ".$d")" "$(refit "$t" "$g" "")" "$t"
+            for d in decode-bias decode-refit=1; do
+                pair "$t, gamma $g: refit with --${d%=1} (A) against the refit alone (B)" "$(refit "$t" "$g" "$d")" "$(refit "$t" "$g")" "$t"
             done
         done
         for b in coreinfer reference; do
-            pair "$t, gamma 0.7: refit with --decode-refit (A) against $b (B)" "$(refit "$t" 0.7 .decode-refit1)" "$(anchor "$b" "$t")" "$t"
+            pair "$t, gamma 0.7: refit with --decode-refit (A) against $b (B)" "$(refit "$t" 0.7 decode-refit=1)" "$(anchor "$b" "$t")" "$t"
         done
     done
 }

@@ -9,8 +9,9 @@
 # sweep's slices exist; about 10 minutes on 2 cores, nothing else running.
 set -euo pipefail
 . scripts/env.sh
-. results/selection/sweep-outputs.sh
 B=$SELECTINFER_BIN
+SI=$B
+. results/selection/sweep-outputs.sh
 here=results/selection
 out=$here/per-example/gemma-summarize-default-last-batch.n100.jsonl
 csv=$(mktemp); tmp_out=$(mktemp); core=$(mktemp); trap 'rm -f "$csv" "$tmp_out" "$core"' EXIT
@@ -20,5 +21,5 @@ common=(--task summarize --data data/sum_xsum_test_200.jsonl --limit 100 --shots
 "$B" eval -m models/$F.gguf --method coreinfer "${common[@]}" --decode-refit off --outputs "$core"
 mv "$tmp_out" "$out"
 mv "$csv" $here/summarize-memory.csv
-"$B" pair "$out" $O/$F.summarize-load0.7-refit.selectinfer.summarize.sum_xsum_test_200.compute0.4-alpha0.2.decode-refit1.n100.jsonl --task summarize --data data/sum_xsum_test_200.jsonl
+"$B" pair "$out" "$(cell summarize .summarize-load0.7-refit selectinfer 0.4 0.2 decode-refit=1)" --task summarize --data data/sum_xsum_test_200.jsonl
 "$B" pair "$out" "$core" --task summarize --data data/sum_xsum_test_200.jsonl

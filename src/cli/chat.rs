@@ -12,8 +12,8 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context};
 
 use super::generate::{ComputeArgs, SamplingArgs};
-use crate::compute::SessionPlan;
-use crate::engine::{GenerateStats, LoadOptions, Model, SessionOptions, Token};
+use crate::compute::{SelectionStats, SelectiveSession, SessionPlan};
+use crate::engine::{GenerateOptions, GenerateStats, LoadOptions, Model, SessionOptions, Token};
 use crate::memory::{trim_heap, MemorySnapshot};
 use crate::model::ModelInfo;
 use crate::output::format_bytes;
@@ -197,31 +197,7 @@ fn resolve_model(a: &ChatArgs, task: Option<Task>, overhead: u64) -> anyhow::Res
         return Ok(a.model.clone());
     }
     let range = a.layers.clone().unwrap_or_else(|| crate::select::default_layer_range(info.n_layer));
-    let load = match (a.mem_budget, a.load) {
-        (Some(_), Some(_)) => bail!("give --load or --mem-budget, not both"),
-        (Some(budget), None) => {
-            // gamma never goes below what --compute computes.
-            let floor = a.static_share.max(a.compute.compute.unwrap_or(0.0));
-            let c = choose_load(&g, budget.saturating_sub(overhead), u64::from(a.sampling.ctx), floor, &range).map_err(|e| {
-                if overhead > 0 {
-                    e.context(format!("the budget less {} measured for the runtime does not fit", format_bytes(overhead)))
-                } else {
-                    e
-                }
-            })?;
-            eprintln!(
-                "chat: budget {}: load (gamma) {} -> weights {} + KV cache {} at n_ctx {}",
-                format_bytes(budget),
-                c.load,
-                format_bytes(c.weight_bytes),
-                format_bytes(c.kv_bytes),
-                a.sampling.ctx
-            );
-            c.load
-        }
-        (None, Some(l)) => l,
-        (None, None) => 1.0,
-    };
+    let load = chosen_load(a, &g, &range, overhead)?;
     if load >= 1.0 {
         return Ok(a.model.clone());
     }
@@ -233,29 +209,7 @@ fn resolve_model(a: &ChatArgs, task: Option<Task>, overhead: u64) -> anyhow::Res
         None => default_compensation(&g, &info, profile, task),
     };
     std::fs::create_dir_all(&a.cache_dir).with_context(|| format!("creating {}", a.cache_dir.display()))?;
-    // The key covers everything the slice depends on: the model, both rankings
-    // the selection reads (base and secondary), and the settings.
-    let model_sha = crate::util::hash::file_sha256(&a.model).with_context(|| format!("hashing {}", a.model.display()))?;
-    let profile_sha = crate::select::rewrite::profile_sha256(profile, task)
-        .with_context(|| format!("reading the {task} and model rankings in {}", profile.display()))?;
-    let key = crate::util::hash::sha256_hex(
-        format!(
-            "{}|{}|{}|{}|{}|{:?}{}{}",
-            model_sha,
-            profile_sha,
-            task,
-            load,
-            a.static_share,
-            range,
-            // Column slices keep the key they always had (existing caches stay valid).
-            if a.down_layout == crate::select::DownLayout::Neurons { "|neurons" } else { "" },
-            // So do slices without compensation (the paper's selection).
-            if compensation == Compensation::None { String::new() } else { format!("|compensate={}", compensation.name()) }
-        )
-        .as_bytes(),
-    );
-    let stem = a.model.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-    let out = a.cache_dir.join(format!("{stem}.{task}.load{load}.{}.gguf", &key[..12]));
+    let (out, model_sha) = cached_slice_path(a, profile, task, load, &range, compensation)?;
     if out.exists() {
         eprintln!("chat: reusing {}", out.display());
     } else {
@@ -278,6 +232,70 @@ fn resolve_model(a: &ChatArgs, task: Option<Task>, overhead: u64) -> anyhow::Res
     // system so that it does not count against the budget (glibc keeps it).
     trim_heap();
     Ok(out)
+}
+
+/// gamma: --load, or with --mem-budget the largest that fits the budget less
+/// `overhead`, or 1 (the whole model).
+fn chosen_load(a: &ChatArgs, g: &crate::gguf::GgufFile, range: &Range<usize>, overhead: u64) -> anyhow::Result<f64> {
+    Ok(match (a.mem_budget, a.load) {
+        (Some(_), Some(_)) => bail!("give --load or --mem-budget, not both"),
+        (Some(budget), None) => {
+            // gamma never goes below what --compute computes.
+            let floor = a.static_share.max(a.compute.compute.unwrap_or(0.0));
+            let c = choose_load(g, budget.saturating_sub(overhead), u64::from(a.sampling.ctx), floor, range).map_err(|e| {
+                if overhead > 0 {
+                    e.context(format!("the budget less {} measured for the runtime does not fit", format_bytes(overhead)))
+                } else {
+                    e
+                }
+            })?;
+            eprintln!(
+                "chat: budget {}: load (gamma) {} -> weights {} + KV cache {} at n_ctx {}",
+                format_bytes(budget),
+                c.load,
+                format_bytes(c.weight_bytes),
+                format_bytes(c.kv_bytes),
+                a.sampling.ctx
+            );
+            c.load
+        }
+        (None, Some(l)) => l,
+        (None, None) => 1.0,
+    })
+}
+
+/// Where the slice at `load` is cached, and the model file's SHA-256. The key
+/// covers everything the slice depends on: the model, both rankings the selection
+/// reads (base and secondary), and the settings.
+fn cached_slice_path(
+    a: &ChatArgs,
+    profile: &Path,
+    task: Task,
+    load: f64,
+    range: &Range<usize>,
+    compensation: Compensation,
+) -> anyhow::Result<(PathBuf, String)> {
+    let model_sha = crate::util::hash::file_sha256(&a.model).with_context(|| format!("hashing {}", a.model.display()))?;
+    let profile_sha = crate::select::rewrite::profile_sha256(profile, task)
+        .with_context(|| format!("reading the {task} and model rankings in {}", profile.display()))?;
+    let key = crate::util::hash::sha256_hex(
+        format!(
+            "{}|{}|{}|{}|{}|{:?}{}{}",
+            model_sha,
+            profile_sha,
+            task,
+            load,
+            a.static_share,
+            range,
+            // Column slices keep the key they always had (existing caches stay valid).
+            if a.down_layout == crate::select::DownLayout::Neurons { "|neurons" } else { "" },
+            // So do slices without compensation (the paper's selection).
+            if compensation == Compensation::None { String::new() } else { format!("|compensate={}", compensation.name()) }
+        )
+        .as_bytes(),
+    );
+    let stem = a.model.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    Ok((a.cache_dir.join(format!("{stem}.{task}.load{load}.{}.gguf", &key[..12])), model_sha))
 }
 
 /// The compensation of chat's own slices when none is asked for: `slice`'s default,
@@ -303,6 +321,16 @@ fn has_moments(g: &crate::gguf::GgufFile, profile: &std::path::Path, task: Task)
     crate::profile::moments::find_moments(profile, task, &sha, &crate::profile::ranking::lineage(g)).ok().flatten().is_some()
 }
 
+/// One line of input, as the chat loop reads it.
+enum Line {
+    /// End of input.
+    End,
+    /// Nothing to do (empty, or refused with a note).
+    Skip,
+    /// A turn or a /command, trimmed.
+    Text(String),
+}
+
 fn chat_with(a: &ChatArgs, model: &Model, messages: &mut Vec<(String, String)>) -> anyhow::Result<Next> {
     let info = ModelInfo::from_gguf(model.gguf())?;
     let threads = a.sampling.threads();
@@ -318,30 +346,11 @@ fn chat_with(a: &ChatArgs, model: &Model, messages: &mut Vec<(String, String)>) 
         eprintln!("selectinfer chat: {} ({}). {HELP}", model.path().display(), describe(&plan, &info));
     }
     loop {
-        if interactive {
-            print!("> ");
-            std::io::stdout().flush()?;
-        }
-        let mut raw = Vec::new();
-        if input.read_until(b'\n', &mut raw).context("reading stdin")? == 0 {
-            if interactive {
-                println!();
-            }
-            return Ok(Next::Quit);
-        }
-        // One bad line refuses that turn only; the conversation goes on.
-        let Ok(line) = String::from_utf8(raw) else {
-            eprintln!("chat: that line is not valid UTF-8; turn refused");
-            continue;
+        let text = match read_line(&mut input, interactive)? {
+            Line::End => return Ok(Next::Quit),
+            Line::Skip => continue,
+            Line::Text(t) => t,
         };
-        if line.len() > MAX_TURN_BYTES {
-            eprintln!("chat: that line has {} bytes, more than the {MAX_TURN_BYTES} a turn may have; turn refused", line.len());
-            continue;
-        }
-        let text = line.trim();
-        if text.is_empty() {
-            continue;
-        }
         if let Some(cmd) = text.strip_prefix('/') {
             let mut parts = cmd.split_whitespace();
             match parts.next().unwrap_or("") {
@@ -362,7 +371,7 @@ fn chat_with(a: &ChatArgs, model: &Model, messages: &mut Vec<(String, String)>) 
             }
             continue;
         }
-        messages.push(("user".into(), text.to_string()));
+        messages.push(("user".into(), text));
         let refs: Vec<(&str, &str)> = messages.iter().map(|(r, c)| (r.as_str(), c.as_str())).collect();
         let rendered = model.apply_chat_template(&refs)?;
         let tokens = model.tokenize(&rendered, true, true);
@@ -375,34 +384,78 @@ fn chat_with(a: &ChatArgs, model: &Model, messages: &mut Vec<(String, String)>) 
             );
             continue;
         }
-        let common = history.iter().zip(&tokens).take_while(|(x, y)| x == y).count();
-        if !s.session().truncate(common) {
-            history.clear();
-        }
-        let keep = s.session().n_past();
-        let mut answer = String::new();
-        let mut out = std::io::stdout().lock();
-        let (generated, stats, sel) = s.generate(&tokens[keep..], &opts, |piece| {
-            answer.push_str(piece);
-            out.write_all(piece.as_bytes()).and_then(|_| out.flush()).is_ok()
-        })?;
-        writeln!(out)?;
-        drop(out);
-        let n_past = s.session().n_past();
-        history = tokens.iter().chain(&generated).copied().take(n_past).collect();
+        let (answer, stats, sel) = answer_turn(&mut s, &mut history, &tokens, &opts)?;
         messages.push(("assistant".into(), answer.trim().to_string()));
-        let phi = a.compute.compute.unwrap_or(1.0);
-        eprintln!(
-            "[prefill {:.1} tok/s | decode {:.1} tok/s | compute {} | weights {} | RSS {}{}]",
-            stats.prefill_tps(),
-            stats.decode_tps(),
-            if a.compute.compute.is_some() { format!("{phi} ({} of {} neurons)", sel.computed_neurons, sel.loaded_neurons) } else { "dense".into() },
-            format_bytes(info.total_bytes),
-            format_bytes(MemorySnapshot::now().rss_bytes),
-            if sel.select_ms > 0.0 { format!(" | selection {:.0} ms", sel.select_ms) } else { String::new() }
-        );
+        report_turn(a, &info, &stats, &sel);
         last = Some((stats, sel.select_ms));
     }
+}
+
+/// Reads one line of stdin (after a "> " prompt when interactive); a line that is
+/// not UTF-8 or too long is refused with a note.
+fn read_line(input: &mut impl BufRead, interactive: bool) -> anyhow::Result<Line> {
+    if interactive {
+        print!("> ");
+        std::io::stdout().flush()?;
+    }
+    let mut raw = Vec::new();
+    if input.read_until(b'\n', &mut raw).context("reading stdin")? == 0 {
+        if interactive {
+            println!();
+        }
+        return Ok(Line::End);
+    }
+    // One bad line refuses that turn only; the conversation goes on.
+    let Ok(line) = String::from_utf8(raw) else {
+        eprintln!("chat: that line is not valid UTF-8; turn refused");
+        return Ok(Line::Skip);
+    };
+    if line.len() > MAX_TURN_BYTES {
+        eprintln!("chat: that line has {} bytes, more than the {MAX_TURN_BYTES} a turn may have; turn refused", line.len());
+        return Ok(Line::Skip);
+    }
+    let text = line.trim();
+    Ok(if text.is_empty() { Line::Skip } else { Line::Text(text.to_string()) })
+}
+
+/// Decodes the conversation's `tokens` after the part the KV cache already holds
+/// and streams the answer to stdout; `history` becomes the tokens the cache holds.
+fn answer_turn(
+    s: &mut SelectiveSession,
+    history: &mut Vec<Token>,
+    tokens: &[Token],
+    opts: &GenerateOptions,
+) -> anyhow::Result<(String, GenerateStats, SelectionStats)> {
+    let common = history.iter().zip(tokens).take_while(|(x, y)| x == y).count();
+    if !s.session().truncate(common) {
+        history.clear();
+    }
+    let keep = s.session().n_past();
+    let mut answer = String::new();
+    let mut out = std::io::stdout().lock();
+    let (generated, stats, sel) = s.generate(&tokens[keep..], opts, |piece| {
+        answer.push_str(piece);
+        out.write_all(piece.as_bytes()).and_then(|_| out.flush()).is_ok()
+    })?;
+    writeln!(out)?;
+    drop(out);
+    let n_past = s.session().n_past();
+    *history = tokens.iter().chain(&generated).copied().take(n_past).collect();
+    Ok((answer, stats, sel))
+}
+
+/// The line on stderr after each answer: speeds, compute, weights and RSS.
+fn report_turn(a: &ChatArgs, info: &ModelInfo, stats: &GenerateStats, sel: &SelectionStats) {
+    let phi = a.compute.compute.unwrap_or(1.0);
+    eprintln!(
+        "[prefill {:.1} tok/s | decode {:.1} tok/s | compute {} | weights {} | RSS {}{}]",
+        stats.prefill_tps(),
+        stats.decode_tps(),
+        if a.compute.compute.is_some() { format!("{phi} ({} of {} neurons)", sel.computed_neurons, sel.loaded_neurons) } else { "dense".into() },
+        format_bytes(info.total_bytes),
+        format_bytes(MemorySnapshot::now().rss_bytes),
+        if sel.select_ms > 0.0 { format!(" | selection {:.0} ms", sel.select_ms) } else { String::new() }
+    );
 }
 
 fn describe(plan: &SessionPlan, info: &ModelInfo) -> String {

@@ -7,11 +7,11 @@ use std::time::Instant;
 
 use anyhow::{bail, Context};
 
-use crate::experiment::config::{Cell, Experiment};
+use crate::experiment::config::{share_text, Cell, Experiment};
 use crate::experiment::perplexity::{ppl_cells, PplCell};
 use crate::experiment::plot::{write_plots, PlotPoint};
 use crate::experiment::report::{model_label, write_readme, ReportContext};
-use crate::experiment::child::EvalCall;
+use crate::experiment::child::{file_name, EvalCall};
 use crate::experiment::run::{caps_available, prepare_file, prepare_model, read_rows, run_cell, scored_examples, Runner};
 
 /// Arguments of `experiment`.
@@ -25,6 +25,12 @@ pub struct ExperimentArgs {
     /// Only redraw README.md and the plots from results.csv.
     #[arg(long)]
     pub report_only: bool,
+    /// Print one tab-separated line per eval cell and run nothing: model file name,
+    /// method, task, data file name, examples, phi, alpha, vote, decode bias
+    /// (true/false), decode refit ridge, memory cap, speed-only tokens (`-` where
+    /// unset), then the cell's per-example outputs file.
+    #[arg(long, conflicts_with_all = ["dry_run", "report_only"])]
+    pub list_outputs: bool,
     /// Results directory (default: results/NAME, NAME = the file's stem).
     #[arg(long)]
     pub out_dir: Option<PathBuf>,
@@ -57,6 +63,9 @@ pub fn run(a: ExperimentArgs) -> anyhow::Result<()> {
     let dir = a.out_dir.clone().unwrap_or_else(|| PathBuf::from("results").join(&name));
     let cells = e.cells();
     crate::experiment::validate::check(&e, &cells, &child_refusal).with_context(|| format!("{} is not a valid experiment", a.file.display()))?;
+    if a.list_outputs {
+        return list_outputs(&e, &cells, &dir.join("outputs"));
+    }
     let pcells = ppl_cells(&e, &cells);
     let mut split_sizes = HashMap::new();
     let runner = Runner::new(a.dry_run)?;
@@ -81,6 +90,36 @@ pub fn run(a: ExperimentArgs) -> anyhow::Result<()> {
     report(&a, &e, &name, &dir, (&cells, &pcells), &skipped, &mut split_sizes)?;
     if !failures.is_empty() {
         bail!("{} cell(s) failed:\n{}", failures.len(), failures.join("\n"));
+    }
+    Ok(())
+}
+
+/// `--list-outputs`: one tab-separated line per eval cell, the fields a script picks
+/// a cell by, then its outputs file (the name [`EvalCall::outputs_name`] makes).
+fn list_outputs(e: &Experiment, cells: &[Cell], outputs: &Path) -> anyhow::Result<()> {
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    let or_dash = |v: Option<String>| v.unwrap_or_else(|| "-".into());
+    for cell in cells {
+        let m = &e.models[cell.model];
+        // The name does not depend on the scored count, so the cell's own stands in.
+        let call = EvalCall::new(cell, m.file(&cell.prep), cell.examples).with_reference(m.reference);
+        let fields = [
+            file_name(&call.model),
+            cell.method.name().to_string(),
+            cell.task.name().to_string(),
+            file_name(&cell.data),
+            cell.examples.to_string(),
+            or_dash(cell.compute.map(|c| share_text(c.0))),
+            or_dash(cell.compute.map(|c| share_text(c.1))),
+            cell.vote.name().to_string(),
+            cell.decode_bias.to_string(),
+            or_dash(cell.decode_refit.map(|r| r.to_string())),
+            or_dash(cell.mem_cap.map(|c| c.to_string())),
+            or_dash(cell.speed_only.map(|n| n.to_string())),
+            outputs.join(call.outputs_name()).display().to_string(),
+        ];
+        writeln!(stdout, "{}", fields.join("\t"))?;
     }
     Ok(())
 }

@@ -5,8 +5,8 @@ use std::path::PathBuf;
 
 use anyhow::{anyhow, Context};
 
-use crate::compute::{ComputeRequest, SessionPlan};
-use crate::engine::{GenerateOptions, LoadOptions, Model, Session, SessionOptions};
+use crate::compute::{ComputeRequest, SelectionStats, SessionPlan};
+use crate::engine::{GenerateOptions, GenerateStats, LoadOptions, Model, Session, SessionOptions, Token};
 
 /// Arguments of `generate`.
 #[derive(Debug, clap::Args)]
@@ -134,7 +134,7 @@ struct GenerateRecord {
     /// phi, when decode computed selectively.
     compute: Option<f64>,
     /// Per-prompt selection cost and size.
-    selection: Option<crate::compute::SelectionStats>,
+    selection: Option<SelectionStats>,
     /// Tensor bytes of the file.
     weight_bytes: u64,
     /// Whether the weights were memory-mapped.
@@ -153,15 +153,46 @@ pub fn run(args: GenerateArgs) -> anyhow::Result<()> {
     let model = Model::load(&args.model, &LoadOptions { mmap: !args.no_mmap, repack: !args.no_repack, ..Default::default() })
         .with_context(|| format!("cannot load {}", args.model.display()))?;
     let threads = args.sampling.threads();
-    let session_opts = SessionOptions { n_ctx: args.sampling.ctx, threads, ..Default::default() };
-    let tokens = if args.chat {
+    let tokens = prompt_tokens(&model, &args)?;
+    let mut stdout = std::io::stdout().lock();
+    let out = generate_streamed(&model, &args, &tokens, threads, &mut stdout)?;
+    if args.json.json {
+        print_record(&args, &model, out, threads, &mut stdout)
+    } else {
+        print_summary(&args, &out, threads, &mut stdout)
+    }
+}
+
+/// What one generation made: its text, timings and, under `--compute`, the plan
+/// and what its selection cost.
+struct Generated {
+    text: String,
+    stats: GenerateStats,
+    selection: Option<SelectionStats>,
+    plan: Option<SessionPlan>,
+}
+
+/// The prompt's tokens: as typed, or wrapped in the chat template with `--chat`.
+fn prompt_tokens(model: &Model, args: &GenerateArgs) -> anyhow::Result<Vec<Token>> {
+    Ok(if args.chat {
         let text = model.apply_chat_template(&[("user", &args.prompt)])?;
         model.tokenize(&text, false, true)
     } else {
         model.tokenize(&args.prompt, true, false)
-    };
+    })
+}
+
+/// Generates from `tokens`, writing each piece to `stdout` as it comes (unless
+/// `--json`); dense decode (no `--compute`) runs the plain engine.
+fn generate_streamed(
+    model: &Model,
+    args: &GenerateArgs,
+    tokens: &[Token],
+    threads: i32,
+    stdout: &mut impl Write,
+) -> anyhow::Result<Generated> {
+    let session_opts = SessionOptions { n_ctx: args.sampling.ctx, threads, ..Default::default() };
     let opts = args.sampling.generate_options(args.n_predict);
-    let mut stdout = std::io::stdout().lock();
     let mut text = String::new();
     let mut write_err = None;
     let on_text = |piece: &str| {
@@ -181,55 +212,64 @@ pub fn run(args: GenerateArgs) -> anyhow::Result<()> {
     let plan = args.compute.compute.map(|_| SessionPlan::build(&args.compute.request(), model.gguf())).transpose()?;
     let (stats, selection) = match &plan {
         Some(plan) => {
-            let (_, stats, sel) = plan.open(&model, session_opts)?.generate(&tokens, &opts, on_text)?;
+            let (_, stats, sel) = plan.open(model, session_opts)?.generate(tokens, &opts, on_text)?;
             (stats, Some(sel))
         }
         None => {
-            let mut s = Session::new(&model, session_opts)?;
-            (s.generate(&tokens, &opts, on_text)?.1, None)
+            let mut s = Session::new(model, session_opts)?;
+            (s.generate(tokens, &opts, on_text)?.1, None)
         }
     };
     if let Some(e) = write_err {
         return Err(e).context("writing to stdout");
     }
-    if args.json.json {
-        let rec = GenerateRecord {
-            model: args.model.display().to_string(),
-            text,
-            prompt_tokens: stats.prompt_tokens,
-            generated_tokens: stats.generated_tokens,
-            prefill_tps: stats.prefill_tps(),
-            decode_tps: stats.decode_tps(),
-            threads,
-            compute: args.compute.compute,
-            selection: selection.clone(),
-            weight_bytes: crate::model::ModelInfo::from_gguf(model.gguf())?.total_bytes,
-            mmap: !args.no_mmap,
-            repack: !args.no_repack,
-            memory: crate::memory::MemorySnapshot::now(),
-        };
-        writeln!(stdout, "{}", serde_json::to_string(&rec)?)?;
-    } else {
-        writeln!(stdout)?;
-        stdout.flush()?;
-        let sel = match (&selection, args.compute.compute) {
-            (Some(s), Some(phi)) => format!(
-                " | compute {phi}: {} of {} loaded neurons in sparsified layers, selection {:.1} ms",
-                s.computed_neurons, s.loaded_neurons, s.select_ms
-            ),
-            _ => String::new(),
-        };
-        eprintln!(
-            "prefill: {} tokens, {:.1} tok/s | decode: {} tokens, {:.1} tok/s | {} threads{sel}",
-            stats.prompt_tokens,
-            stats.prefill_tps(),
-            stats.generated_tokens,
-            stats.decode_tps(),
-            threads
-        );
-        if let Some(plan) = &plan {
-            eprintln!("plan: {}", plan.describe());
-        }
+    Ok(Generated { text, stats, selection, plan })
+}
+
+/// `--json`: one [`GenerateRecord`] line on stdout.
+fn print_record(args: &GenerateArgs, model: &Model, out: Generated, threads: i32, stdout: &mut impl Write) -> anyhow::Result<()> {
+    let Generated { text, stats, selection, .. } = out;
+    let rec = GenerateRecord {
+        model: args.model.display().to_string(),
+        text,
+        prompt_tokens: stats.prompt_tokens,
+        generated_tokens: stats.generated_tokens,
+        prefill_tps: stats.prefill_tps(),
+        decode_tps: stats.decode_tps(),
+        threads,
+        compute: args.compute.compute,
+        selection,
+        weight_bytes: crate::model::ModelInfo::from_gguf(model.gguf())?.total_bytes,
+        mmap: !args.no_mmap,
+        repack: !args.no_repack,
+        memory: crate::memory::MemorySnapshot::now(),
+    };
+    writeln!(stdout, "{}", serde_json::to_string(&rec)?)?;
+    Ok(())
+}
+
+/// Without `--json`: ends the streamed text's line, then speeds (and the plan) on stderr.
+fn print_summary(args: &GenerateArgs, out: &Generated, threads: i32, stdout: &mut impl Write) -> anyhow::Result<()> {
+    writeln!(stdout)?;
+    stdout.flush()?;
+    let stats = &out.stats;
+    let sel = match (&out.selection, args.compute.compute) {
+        (Some(s), Some(phi)) => format!(
+            " | compute {phi}: {} of {} loaded neurons in sparsified layers, selection {:.1} ms",
+            s.computed_neurons, s.loaded_neurons, s.select_ms
+        ),
+        _ => String::new(),
+    };
+    eprintln!(
+        "prefill: {} tokens, {:.1} tok/s | decode: {} tokens, {:.1} tok/s | {} threads{sel}",
+        stats.prompt_tokens,
+        stats.prefill_tps(),
+        stats.generated_tokens,
+        stats.decode_tps(),
+        threads
+    );
+    if let Some(plan) = &out.plan {
+        eprintln!("plan: {}", plan.describe());
     }
     Ok(())
 }

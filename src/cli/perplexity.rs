@@ -1,13 +1,14 @@
 //! `selectinfer perplexity`: llama-perplexity-style perplexity of a text file, or of
 //! a task's evaluation text, optionally appended as a CSV row.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::Context;
 
 use crate::engine::{LoadOptions, Model};
-use crate::eval::perplexity::{format_chunk_nll, perplexity, PerplexityRow};
+use crate::eval::kl::KlDivergence;
+use crate::eval::perplexity::{format_chunk_nll, perplexity, Perplexity, PerplexityRow};
 use crate::model::ModelInfo;
 use crate::tasks::{evaluation_text, read_examples, Split, Task};
 
@@ -96,32 +97,7 @@ pub fn run(a: PerplexityArgs) -> anyhow::Result<()> {
         None => (perplexity(&model, &text, a.ctx as usize, a.chunks, threads)?, None),
     };
     if let Some(out) = &a.out {
-        let name = |p: &PathBuf| p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        let row = PerplexityRow {
-            timestamp: crate::output::utc_timestamp(),
-            git_commit: crate::output::git_commit(),
-            machine: crate::output::machine_description(),
-            model: name(&a.model),
-            task: a.task.map(|t| t.name().to_string()),
-            data: name(&data),
-            ctx: a.ctx as usize,
-            max_chunks: a.chunks,
-            chunks: p.chunks,
-            tokens: p.tokens,
-            ppl: p.ppl,
-            ppl_lo: p.ppl_lo,
-            ppl_hi: p.ppl_hi,
-            mean_nll: p.mean_nll,
-            weight_bytes: ModelInfo::from_gguf(model.gguf())?.total_bytes,
-            wall_s: t0.elapsed().as_secs_f64(),
-            threads,
-            chunk_nll: format_chunk_nll(&p.chunk_nll),
-            kl_reference: a.kl_reference.as_ref().map(name),
-            kl: kl.as_ref().map(|k| k.mean),
-            kl_lo: kl.as_ref().and_then(|k| k.lo),
-            kl_hi: kl.as_ref().and_then(|k| k.hi),
-            same_top: kl.as_ref().map(|k| k.same_top),
-        };
+        let row = csv_row(&a, &data, &model, &p, kl.as_ref(), t0, threads)?;
         crate::eval::harness::append_row(out, &row)?;
         eprintln!("perplexity: appended a row to {}", out.display());
     }
@@ -132,18 +108,61 @@ pub fn run(a: PerplexityArgs) -> anyhow::Result<()> {
         }
         println!("{v}");
     } else {
-        let interval = match (p.ppl_lo, p.ppl_hi) {
-            (Some(lo), Some(hi)) => format!(" [{lo:.4}, {hi:.4}] (95% bootstrap over chunks)"),
-            _ => String::new(),
-        };
-        println!("perplexity {:.4}{interval} (mean NLL {:.5} nats over {} tokens, {} chunks of {})", p.ppl, p.mean_nll, p.tokens, p.chunks, p.n_ctx);
-        if let Some(k) = &kl {
-            let interval = match (k.lo, k.hi) {
-                (Some(lo), Some(hi)) => format!(" [{lo:.5}, {hi:.5}]"),
-                _ => String::new(),
-            };
-            println!("KL divergence from the reference {:.5}{interval} nats per token; same most likely token at {:.1}% of positions", k.mean, 100.0 * k.same_top);
-        }
+        print_text(&p, kl.as_ref());
     }
     Ok(())
+}
+
+/// The row `--out` appends for this run (started at `t0`) of `model` on `data`.
+fn csv_row(
+    a: &PerplexityArgs,
+    data: &Path,
+    model: &Model,
+    p: &Perplexity,
+    kl: Option<&KlDivergence>,
+    t0: Instant,
+    threads: i32,
+) -> anyhow::Result<PerplexityRow> {
+    let name = |p: &Path| p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    Ok(PerplexityRow {
+        timestamp: crate::output::utc_timestamp(),
+        git_commit: crate::output::git_commit(),
+        machine: crate::output::machine_description(),
+        model: name(&a.model),
+        task: a.task.map(|t| t.name().to_string()),
+        data: name(data),
+        ctx: a.ctx as usize,
+        max_chunks: a.chunks,
+        chunks: p.chunks,
+        tokens: p.tokens,
+        ppl: p.ppl,
+        ppl_lo: p.ppl_lo,
+        ppl_hi: p.ppl_hi,
+        mean_nll: p.mean_nll,
+        weight_bytes: ModelInfo::from_gguf(model.gguf())?.total_bytes,
+        wall_s: t0.elapsed().as_secs_f64(),
+        threads,
+        chunk_nll: format_chunk_nll(&p.chunk_nll),
+        kl_reference: a.kl_reference.as_deref().map(name),
+        kl: kl.map(|k| k.mean),
+        kl_lo: kl.and_then(|k| k.lo),
+        kl_hi: kl.and_then(|k| k.hi),
+        same_top: kl.map(|k| k.same_top),
+    })
+}
+
+/// Without `--json`: perplexity (and KL) as sentences on stdout.
+fn print_text(p: &Perplexity, kl: Option<&KlDivergence>) {
+    let interval = match (p.ppl_lo, p.ppl_hi) {
+        (Some(lo), Some(hi)) => format!(" [{lo:.4}, {hi:.4}] (95% bootstrap over chunks)"),
+        _ => String::new(),
+    };
+    println!("perplexity {:.4}{interval} (mean NLL {:.5} nats over {} tokens, {} chunks of {})", p.ppl, p.mean_nll, p.tokens, p.chunks, p.n_ctx);
+    if let Some(k) = kl {
+        let interval = match (k.lo, k.hi) {
+            (Some(lo), Some(hi)) => format!(" [{lo:.5}, {hi:.5}]"),
+            _ => String::new(),
+        };
+        println!("KL divergence from the reference {:.5}{interval} nats per token; same most likely token at {:.1}% of positions", k.mean, 100.0 * k.same_top);
+    }
 }

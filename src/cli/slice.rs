@@ -1,6 +1,6 @@
 //! `selectinfer slice`: selective loading, as a rewritten GGUF.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context};
 
@@ -8,7 +8,7 @@ use crate::fit::chain::FitText;
 use crate::output::{format_bytes, Table};
 use crate::select::rewrite::parse_layer_range;
 use crate::select::variant::{decide_compensation, Budget, Compensation, ComputedFit, Importance, Secondary, SliceVariant};
-use crate::select::{slice_model_with, DownLayout, SliceRequest, SliceSource};
+use crate::select::{slice_model_with, DownLayout, SliceReport, SliceRequest, SliceSource};
 use crate::tasks::Task;
 
 /// Arguments of `slice`.
@@ -120,14 +120,7 @@ pub struct SliceArgs {
 }
 
 pub fn run(a: SliceArgs) -> anyhow::Result<()> {
-    let source = if a.random {
-        SliceSource::Random { seed: a.random_seed }
-    } else {
-        match (a.profile, a.task) {
-            (Some(dir), Some(task)) => SliceSource::Profile { dir, task },
-            _ => bail!("slice needs --profile DIR and --task TASK, or --random"),
-        }
-    };
+    let source = slice_source(&a)?;
     let req = SliceRequest {
         model: a.model,
         output: a.output,
@@ -141,16 +134,7 @@ pub fn run(a: SliceArgs) -> anyhow::Result<()> {
     };
     let compensation = match a.compensation {
         Some(c) => c,
-        None => {
-            let src = crate::gguf::GgufFile::read(&req.model).with_context(|| format!("cannot slice {}", req.model.display()))?;
-            let info = crate::model::ModelInfo::from_gguf(&src)?;
-            // slice measures the refit's moments on first use.
-            let d = decide_compensation(None, &src, &info, !a.random, || Ok(()));
-            if let Some(note) = d.note(!a.random) {
-                eprintln!("slice: {note}");
-            }
-            d.value
-        }
+        None => default_compensation(&req.model, a.random)?,
     };
     if a.budget.is_per_layer() && a.budget_floor < a.static_share {
         return Err(crate::fsutil::guard::UsageError(format!(
@@ -170,6 +154,36 @@ pub fn run(a: SliceArgs) -> anyhow::Result<()> {
         println!("{}", serde_json::to_string(&r)?);
         return Ok(());
     }
+    print_report(&r);
+    Ok(())
+}
+
+/// Where the neurons' order comes from: the profile's task ranking, or --random.
+fn slice_source(a: &SliceArgs) -> anyhow::Result<SliceSource> {
+    Ok(if a.random {
+        SliceSource::Random { seed: a.random_seed }
+    } else {
+        match (&a.profile, a.task) {
+            (Some(dir), Some(task)) => SliceSource::Profile { dir: dir.clone(), task },
+            _ => bail!("slice needs --profile DIR and --task TASK, or --random"),
+        }
+    })
+}
+
+/// The compensation when --compensate is not given (noted on stderr where it
+/// falls back); slice measures the refit's moments on first use.
+fn default_compensation(model: &Path, random: bool) -> anyhow::Result<Compensation> {
+    let src = crate::gguf::GgufFile::read(model).with_context(|| format!("cannot slice {}", model.display()))?;
+    let info = crate::model::ModelInfo::from_gguf(&src)?;
+    let d = decide_compensation(None, &src, &info, !random, || Ok(()));
+    if let Some(note) = d.note(!random) {
+        eprintln!("slice: {note}");
+    }
+    Ok(d.value)
+}
+
+/// The size table on stdout and the sliced widths on stderr.
+fn print_report(r: &SliceReport) {
     let pct = |a: u64, b: u64| 100.0 * a as f64 / b.max(1) as f64;
     let mut t = Table::new(["", "source", "sliced", "ratio"]);
     t.row(["FFN bytes".into(), format_bytes(r.source_ffn_bytes), format_bytes(r.ffn_bytes), format!("{:.1}%", pct(r.ffn_bytes, r.source_ffn_bytes))]);
@@ -195,5 +209,4 @@ pub fn run(a: SliceArgs) -> anyhow::Result<()> {
         },
         r.output
     );
-    Ok(())
 }

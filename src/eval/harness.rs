@@ -12,7 +12,7 @@ use std::time::Instant;
 use anyhow::{bail, ensure, Context};
 
 use super::bootstrap::task_intervals;
-use crate::compute::{ComputeRequest, SessionPlan};
+use crate::compute::{ComputeOptions, ComputeRequest, SelectiveSession, SessionPlan};
 use crate::engine::{GenerateOptions, LoadOptions, Model, SessionOptions};
 use crate::gguf::GgufFile;
 use crate::memory::MemorySnapshot;
@@ -99,22 +99,10 @@ pub fn run_eval(req: &EvalRequest) -> anyhow::Result<EvalOutcome> {
     let g = GgufFile::read(&req.model).with_context(|| format!("cannot evaluate {}", req.model.display()))?;
     let options = req.compute.compute_options();
     req.method.check(&g, options.as_ref())?;
-    let examples = read_examples(&req.data, req.task)?;
-    let eval: Vec<Example> = Split::Eval.select(&examples).iter().take(req.limit.unwrap_or(usize::MAX)).cloned().collect();
-    ensure!(!eval.is_empty(), "{}: the evaluation split is empty", req.data.display());
-    let shots: Vec<Example> = Split::Profile.select(&examples).iter().take(req.shots).cloned().collect();
-    ensure!(shots.len() == req.shots, "{}: only {} profiling examples for {} shots", req.data.display(), shots.len(), req.shots);
-
+    let (eval, shots) = eval_examples(req)?;
     let synthetic = crate::synth::is_synthetic(&g);
     if req.method == Method::DiskOffload {
-        let Some(cap) = req.mem_cap else { bail!("method disk-offload needs --mem-cap below the model's size") };
-        let size = ModelInfo::from_gguf(&g)?.total_bytes;
-        ensure!(
-            cap < size,
-            "method disk-offload needs --mem-cap below the model's {} of weights, not {}; a larger cap keeps the whole file in memory",
-            crate::output::format_bytes(size),
-            crate::output::format_bytes(cap)
-        );
+        check_disk_offload_cap(req, &g)?;
     }
     // Enter the memory group before llama.cpp maps the file, so its pages are
     // charged (and evicted) under the cap.
@@ -129,26 +117,90 @@ pub fn run_eval(req: &EvalRequest) -> anyhow::Result<EvalOutcome> {
         Some(n) => (n, &[][..]),
         None => task_limits(req.task),
     };
-    let prompts: Vec<Vec<i32>> = eval
+    let prompts = prompt_tokens(&model, req, &eval, &shots)?;
+    let n_ctx = (prompts.iter().map(Vec::len).max().unwrap_or(0) + max_tokens + 8).next_multiple_of(256) as u32;
+    let mut s = plan.open(&model, SessionOptions { n_ctx, n_batch: 512, threads: req.threads, observer: None })?;
+    let opts = GenerateOptions { max_tokens, ignore_eog: req.speed_only.is_some(), ..Default::default() };
+    let (timings, outputs) = generate_all(&mut s, req, &eval, &prompts, &opts, stops)?;
+
+    let preds: Vec<&str> = outputs.iter().map(|(_, o)| o.as_str()).collect();
+    let refs: Vec<&Vec<String>> = eval.iter().map(|e| &e.references).collect();
+    let setting = RowSetting { examples: eval.len(), meta: meta.as_ref(), options: options.as_ref(), weight_bytes: info.total_bytes, synthetic };
+    let mut row = new_row(req, &setting, timings, variant_label(meta.as_ref(), model.gguf(), plan.decode()));
+    if req.speed_only.is_none() {
+        for (m, iv) in task_intervals(req.task, &preds, &refs)? {
+            row.set_interval(m, iv);
+        }
+    }
+    row.peak_rss_bytes = MemorySnapshot::now().peak_rss_bytes;
+    row.major_faults = crate::memory::major_faults().saturating_sub(faults0);
+    row.wall_s = t0.elapsed().as_secs_f64();
+    row.cap_max_usage_bytes = cap.as_ref().map(|c| c.max_usage_bytes());
+    Ok(EvalOutcome { row, outputs })
+}
+
+/// The evaluation examples (at most `limit`) and the solved examples put before
+/// each prompt.
+fn eval_examples(req: &EvalRequest) -> anyhow::Result<(Vec<Example>, Vec<Example>)> {
+    let examples = read_examples(&req.data, req.task)?;
+    let eval: Vec<Example> = Split::Eval.select(&examples).iter().take(req.limit.unwrap_or(usize::MAX)).cloned().collect();
+    ensure!(!eval.is_empty(), "{}: the evaluation split is empty", req.data.display());
+    let shots: Vec<Example> = Split::Profile.select(&examples).iter().take(req.shots).cloned().collect();
+    ensure!(shots.len() == req.shots, "{}: only {} profiling examples for {} shots", req.data.display(), shots.len(), req.shots);
+    Ok((eval, shots))
+}
+
+/// Disk offload needs a memory cap below the model's weights.
+fn check_disk_offload_cap(req: &EvalRequest, g: &GgufFile) -> anyhow::Result<()> {
+    let Some(cap) = req.mem_cap else { bail!("method disk-offload needs --mem-cap below the model's size") };
+    let size = ModelInfo::from_gguf(g)?.total_bytes;
+    ensure!(
+        cap < size,
+        "method disk-offload needs --mem-cap below the model's {} of weights, not {}; a larger cap keeps the whole file in memory",
+        crate::output::format_bytes(size),
+        crate::output::format_bytes(cap)
+    );
+    Ok(())
+}
+
+/// Each example's prompt as tokens (in the chat template with `req.chat`).
+fn prompt_tokens(model: &Model, req: &EvalRequest, eval: &[Example], shots: &[Example]) -> anyhow::Result<Vec<Vec<i32>>> {
+    Ok(eval
         .iter()
         .map(|ex| {
-            let p = prompt_with_shots(ex, &shots);
+            let p = prompt_with_shots(ex, shots);
             if req.chat {
                 model.apply_chat_template(&[("user", &p)]).map(|t| model.tokenize(&t, true, true))
             } else {
                 Ok(model.tokenize(&p, true, false))
             }
         })
-        .collect::<Result<_, _>>()?;
-    let n_ctx = (prompts.iter().map(Vec::len).max().unwrap_or(0) + max_tokens + 8).next_multiple_of(256) as u32;
-    let mut s = plan.open(&model, SessionOptions { n_ctx, n_batch: 512, threads: req.threads, observer: None })?;
-    let opts = GenerateOptions { max_tokens, ignore_eog: req.speed_only.is_some(), ..Default::default() };
+        .collect::<Result<_, _>>()?)
+}
+
+/// Per-prompt speeds of a run: prefill and decode tokens/s and selection ms.
+struct Timings {
+    pre: Vec<f64>,
+    dec: Vec<f64>,
+    sel_ms: Vec<f64>,
+}
+
+/// Generates an answer to each prompt from a cleared session, cut at the first
+/// stop string: the timings and (example id, answer) in order.
+fn generate_all(
+    s: &mut SelectiveSession,
+    req: &EvalRequest,
+    eval: &[Example],
+    prompts: &[Vec<i32>],
+    opts: &GenerateOptions,
+    stops: &[&str],
+) -> anyhow::Result<(Timings, Vec<(String, String)>)> {
     let bar = crate::output::progress_bar(true, eval.len() as u64, &format!("eval {} {}", req.method.name(), req.task));
     let (mut pre, mut dec, mut sel_ms, mut outputs) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    for (ex, prompt) in eval.iter().zip(&prompts) {
+    for (ex, prompt) in eval.iter().zip(prompts) {
         s.clear();
         let mut text = String::new();
-        let (_, stats, sel) = s.generate(prompt, &opts, |piece| {
+        let (_, stats, sel) = s.generate(prompt, opts, |piece| {
             text.push_str(piece);
             // Stop as soon as a stop string appears after some content.
             !stops.iter().any(|st| text.trim_start().contains(st))
@@ -162,10 +214,23 @@ pub fn run_eval(req: &EvalRequest) -> anyhow::Result<EvalOutcome> {
         bar.inc(1);
     }
     bar.finish_and_clear();
+    Ok((Timings { pre, dec, sel_ms }, outputs))
+}
 
-    let preds: Vec<&str> = outputs.iter().map(|(_, o)| o.as_str()).collect();
-    let refs: Vec<&Vec<String>> = eval.iter().map(|e| &e.references).collect();
-    let mut row = EvalRow {
+/// What a row records of the file and the options besides the request.
+struct RowSetting<'a> {
+    examples: usize,
+    meta: Option<&'a SliceMeta>,
+    options: Option<&'a ComputeOptions>,
+    weight_bytes: u64,
+    synthetic: bool,
+}
+
+/// The row of a run before its scores and its end-of-run measurements.
+fn new_row(req: &EvalRequest, st: &RowSetting, timings: Timings, variant: String) -> EvalRow {
+    let Timings { pre, dec, sel_ms } = timings;
+    let (meta, options) = (st.meta, st.options);
+    EvalRow {
         timestamp: crate::output::utc_timestamp(),
         git_commit: crate::output::git_commit(),
         machine: crate::output::machine_description(),
@@ -173,13 +238,13 @@ pub fn run_eval(req: &EvalRequest) -> anyhow::Result<EvalOutcome> {
         method: req.method.name().into(),
         task: req.task.name().into(),
         data: req.data.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
-        examples: eval.len(),
+        examples: st.examples,
         shots: req.shots,
         template_version: TEMPLATE_VERSION.into(),
-        load: meta.as_ref().map_or(1.0, |m| m.load),
-        static_share: if options.as_ref().is_some_and(|c| c.no_static) { 0.0 } else { meta.as_ref().map_or(0.0, |m| m.static_share) },
-        compute: options.as_ref().map(|c| c.compute),
-        token_share: options.as_ref().map(|c| c.token_share),
+        load: meta.map_or(1.0, |m| m.load),
+        static_share: if options.is_some_and(|c| c.no_static) { 0.0 } else { meta.map_or(0.0, |m| m.static_share) },
+        compute: options.map(|c| c.compute),
+        token_share: options.map(|c| c.token_share),
         em: None,
         em_lo: None,
         em_hi: None,
@@ -204,28 +269,18 @@ pub fn run_eval(req: &EvalRequest) -> anyhow::Result<EvalOutcome> {
         prefill_tps: median(pre),
         decode_tps: median(dec),
         select_ms: options.is_some().then(|| median(sel_ms)),
-        weight_bytes: info.total_bytes,
+        weight_bytes: st.weight_bytes,
         peak_rss_bytes: 0,
         major_faults: 0,
         wall_s: 0.0,
         mem_cap_bytes: req.mem_cap,
         cap_max_usage_bytes: None,
         speed_only_tokens: req.speed_only,
-        synthetic,
+        synthetic: st.synthetic,
         threads: req.threads,
         chat: req.chat,
-        variant: variant_label(meta.as_ref(), model.gguf(), plan.decode()),
-    };
-    if req.speed_only.is_none() {
-        for (m, iv) in task_intervals(req.task, &preds, &refs)? {
-            row.set_interval(m, iv);
-        }
+        variant,
     }
-    row.peak_rss_bytes = MemorySnapshot::now().peak_rss_bytes;
-    row.major_faults = crate::memory::major_faults().saturating_sub(faults0);
-    row.wall_s = t0.elapsed().as_secs_f64();
-    row.cap_max_usage_bytes = cap.as_ref().map(|c| c.max_usage_bytes());
-    Ok(EvalOutcome { row, outputs })
 }
 
 #[cfg(test)]

@@ -179,7 +179,8 @@ impl<'a> EvalCall<'a> {
     }
 }
 
-fn file_name(p: &Path) -> String {
+/// The file name of `p` (empty where it has none).
+pub fn file_name(p: &Path) -> String {
     p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
 }
 
