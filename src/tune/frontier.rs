@@ -126,10 +126,10 @@ mod tests {
     fn the_fastest_point_within_every_limit_is_chosen() {
         let f = frontier();
         let limits = |mem: Option<u64>, speed: Option<f64>, loss: f64| Limits { mem_budget: mem.map(|m| m << 20), min_speedup: speed, max_loss: loss };
-        assert_eq!(choose(&f, &limits(None, None, 0.06)).unwrap().point(), Point { load: 0.7, compute: Some(0.55) });
-        assert_eq!(choose(&f, &limits(None, None, 0.5)).unwrap().point(), Point { load: 0.7, compute: Some(0.4) });
-        assert_eq!(choose(&f, &limits(None, None, 0.01)).unwrap().point(), Point::ANCHOR);
-        assert_eq!(choose(&f, &limits(Some(1260), None, 0.03)).unwrap().point(), Point { load: 0.85, compute: Some(0.7) });
+        assert_eq!(choose(&f, &limits(None, None, 0.06)).unwrap().point(), &Point { load: 0.7, compute: Some(0.55) });
+        assert_eq!(choose(&f, &limits(None, None, 0.5)).unwrap().point(), &Point { load: 0.7, compute: Some(0.4) });
+        assert_eq!(choose(&f, &limits(None, None, 0.01)).unwrap().point(), &Point::ANCHOR);
+        assert_eq!(choose(&f, &limits(Some(1260), None, 0.03)).unwrap().point(), &Point { load: 0.85, compute: Some(0.7) });
     }
 
     #[test]
