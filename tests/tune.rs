@@ -117,3 +117,28 @@ fn tune_measures_the_frontier_chooses_within_the_limits_and_resumes() {
     let (_, stderr) = text(&o);
     assert!(stderr.contains("no measured point meets the limits; the closest is") && !stderr.contains("panicked"), "{stderr}");
 }
+
+/// `tune-check` on the committed 1.5B translate tune and its experiment: the report
+/// redraws byte for byte, rho equals the rank correlation computed by hand (numpy:
+/// the 10 points' squared rank differences sum to 18, rho = 1 - 6 * 18 / 990), and
+/// the tune folder is left as it was.
+#[test]
+fn tune_check_ranks_the_committed_frontier_as_computed_by_hand() {
+    let dir = repo_root().join("results/tune-check-qwen2.5-1.5b");
+    let (frontier, results) = (dir.join("frontier"), dir.join("results.csv"));
+    let before = std::fs::read(frontier.join("quality.jsonl")).unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let md = out.path().join("spearman.md");
+    let o = selectinfer(&["tune-check", "--frontier", frontier.to_str().unwrap(), "--results", results.to_str().unwrap(), "-o", md.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", text(&o).1);
+    assert_eq!(std::fs::read_to_string(&md).unwrap(), std::fs::read_to_string(dir.join("spearman.md")).unwrap());
+    let o = selectinfer(&["tune-check", "--frontier", frontier.to_str().unwrap(), "--results", results.to_str().unwrap(), "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&text(&o).0).unwrap();
+    assert_eq!(v["points"].as_array().unwrap().len(), 10);
+    assert!((v["kl"]["rho"].as_f64().unwrap() - (1.0 - 6.0 * 18.0 / 990.0)).abs() < 1e-12);
+    assert_eq!(std::fs::read(frontier.join("quality.jsonl")).unwrap(), before);
+    // A folder that is not a tune's is an error, not a panic.
+    let o = selectinfer(&["tune-check", "--frontier", out.path().to_str().unwrap(), "--results", results.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o).1);
+    assert!(text(&o).1.contains("is not a tune folder"), "{}", text(&o).1);
+}

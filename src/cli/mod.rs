@@ -80,6 +80,9 @@ pub enum Command {
     /// Measure a file's speed / memory / quality frontier for one task and write
     /// the slice that meets your limits (memory, speedup, loss).
     Tune(tune::TuneArgs),
+    /// Compare a tune's ranking of its points (KL on the profiling split) with an
+    /// experiment's task scores at the same points (Spearman, with its interval).
+    TuneCheck(tune::TuneCheckArgs),
 }
 
 /// Parses the command line (a usage error exits with status 2, as clap does, and so
@@ -116,5 +119,6 @@ pub fn run(args: Args, mut paths: crate::fsutil::guard::Paths) -> anyhow::Result
         Command::Pair(a) => pair::run(a),
         Command::Experiment(a) => experiment::run(a),
         Command::Tune(a) => tune::run(a),
+        Command::TuneCheck(a) => tune::check(a),
     }
 }

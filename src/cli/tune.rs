@@ -3,10 +3,14 @@
 
 use std::path::PathBuf;
 
+use anyhow::Context;
+
+use crate::eval::row::{parse_rows, EvalRow};
 use crate::output::record::to_json_lines;
 use crate::tasks::Task;
 use crate::tune::frontier::Limits;
 use crate::tune::measure::BenchSettings;
+use crate::tune::store::Store;
 use crate::tune::{TuneRequest, DEFAULT_EXAMPLES, DEFAULT_MAX_LOSS};
 
 /// Arguments of `tune`.
@@ -88,6 +92,41 @@ pub fn run(a: TuneArgs) -> anyhow::Result<()> {
         println!("chosen: {} ({})", report.chosen, report.file.display());
         println!("run it: {}", report.command);
         println!("frontier plot: {}; measurements: {}", report.plot.display(), report.work.display());
+    }
+    Ok(())
+}
+
+/// Arguments of `tune-check`.
+#[derive(Debug, clap::Args)]
+pub struct TuneCheckArgs {
+    /// A tune work folder (FILE.tune-TASK): the points and their KL on the profiling split.
+    #[arg(long, value_hint = clap::ValueHint::DirPath)]
+    pub frontier: PathBuf,
+    /// An experiment's results.csv scoring the same file at the same points on the
+    /// evaluation split (reference, dense-loaded and selectinfer rows).
+    #[arg(long)]
+    pub results: PathBuf,
+    /// Also write the report (Markdown) here, under a temporary name renamed when complete.
+    #[arg(short, long)]
+    pub output: Option<PathBuf>,
+    #[command(flatten)]
+    pub json: super::opts::JsonArg,
+}
+
+pub fn check(a: TuneCheckArgs) -> anyhow::Result<()> {
+    let (header, store) = Store::existing(&a.frontier)?;
+    let task = Task::from_name(&header.task).with_context(|| format!("{} names an unknown task {:?}", a.frontier.display(), header.task))?;
+    let bytes = std::fs::read(&a.results).with_context(|| format!("cannot read {}", a.results.display()))?;
+    let rows: Vec<EvalRow> = parse_rows(&bytes, &a.results)?;
+    let c = crate::tune::check::check(&store.qualities()?, &rows, task)?;
+    let text = crate::tune::check::report(&c);
+    if let Some(out) = &a.output {
+        crate::fsutil::write_atomic(out, text.as_bytes()).with_context(|| format!("cannot write {}", out.display()))?;
+    }
+    if a.json.json {
+        print!("{}", to_json_lines(std::slice::from_ref(&c))?);
+    } else {
+        print!("{text}");
     }
     Ok(())
 }

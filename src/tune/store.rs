@@ -91,6 +91,15 @@ impl Store {
         Ok(Store { dir: dir.to_path_buf() })
     }
 
+    /// Opens an existing folder as it is (creating and changing nothing), with the
+    /// header it was made for.
+    pub fn existing(dir: &Path) -> anyhow::Result<(Header, Store)> {
+        let path = dir.join(HEADER);
+        let text = fs::read_to_string(&path).with_context(|| format!("{} is not a tune folder (cannot read {})", dir.display(), path.display()))?;
+        let header: Header = serde_json::from_str(&text).with_context(|| format!("{} is not a tune header", path.display()))?;
+        Ok((header, Store { dir: dir.to_path_buf() }))
+    }
+
     /// The folder.
     pub fn dir(&self) -> &Path {
         &self.dir

@@ -1,0 +1,184 @@
+//! Does tune's measure predict the answers? Joins a tune work folder's points with
+//! an experiment's results rows at the same points (the evaluation split, which
+//! tune never reads) and compares the two rankings: Spearman's rank correlation of
+//! each measure (KL, answer perplexity) with the task score's loss, and its 95%
+//! interval from the Fisher transform with Fieller, Hartley and Pearson's (1957)
+//! variance 1.06 / (n - 3).
+
+use anyhow::ensure;
+
+use super::grid::{share, Point};
+use super::store::Quality;
+use crate::eval::bootstrap::Metric;
+use crate::eval::method::Method;
+use crate::eval::row::EvalRow;
+use crate::output::Table;
+use crate::tasks::Task;
+
+/// One point measured both ways.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Joined {
+    pub point: Point,
+    pub kl: f64,
+    pub kl_lo: f64,
+    pub kl_hi: f64,
+    pub answer_ppl: f64,
+    /// The task's primary score on the evaluation split, with its interval.
+    pub score: f64,
+    pub score_lo: Option<f64>,
+    pub score_hi: Option<f64>,
+    /// Examples the score is over.
+    pub examples: usize,
+}
+
+/// A rank correlation with its 95% interval (none below 4 points).
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct Correlation {
+    pub rho: f64,
+    pub lo: Option<f64>,
+    pub hi: Option<f64>,
+    pub n: usize,
+}
+
+/// The check of one task.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Check {
+    pub task: Task,
+    pub metric: &'static str,
+    pub points: Vec<Joined>,
+    /// Spearman of KL with the score's loss (1: the same order).
+    pub kl: Correlation,
+    /// Spearman of answer perplexity with the score's loss.
+    pub answer_ppl: Correlation,
+}
+
+/// The tune point a results row measured: the reference file is the anchor, a
+/// dense-loaded slice a point without phi, a SelectInfer slice one with it. Rows
+/// of other methods have none.
+pub fn row_point(row: &EvalRow) -> Option<Point> {
+    match Method::from_name(&row.method)? {
+        Method::Reference => Some(Point::ANCHOR),
+        Method::DenseLoaded => Some(Point { load: row.load, compute: None }),
+        Method::Selectinfer => Some(Point { load: row.load, compute: row.compute }),
+        _ => None,
+    }
+}
+
+/// Joins `qualities` with the `task` rows of `rows` at the same points (the last
+/// row of a point wins, as in the experiment's report) and ranks them.
+pub fn check(qualities: &[Quality], rows: &[EvalRow], task: Task) -> anyhow::Result<Check> {
+    let metric = Metric::primary(task);
+    let mut points: Vec<Joined> = Vec::new();
+    for q in qualities {
+        if points.iter().any(|j| j.point.same(&q.point)) {
+            continue;
+        }
+        let q = qualities.iter().rev().find(|o| o.point.same(&q.point)).expect("q is in qualities");
+        let row = rows.iter().rev().find(|r| r.task == task.name() && row_point(r).is_some_and(|p| p.same(&q.point)));
+        let Some((row, score)) = row.and_then(|r| Some((r, r.score(metric)?))) else { continue };
+        let (score_lo, score_hi) = row.interval(metric).map_or((None, None), |iv| (Some(iv.lo), Some(iv.hi)));
+        points.push(Joined { point: q.point, kl: q.kl, kl_lo: q.kl_lo, kl_hi: q.kl_hi, answer_ppl: q.answer_ppl, score, score_lo, score_hi, examples: row.examples });
+    }
+    ensure!(points.len() >= 3, "only {} tuned points have a {} row at the same gamma and phi; a rank correlation needs 3 or more", points.len(), task.name());
+    points.sort_by(|a, b| a.kl.total_cmp(&b.kl));
+    let loss: Vec<f64> = points.iter().map(|j| -j.score).collect();
+    let of = |xs: Vec<f64>| correlation(&xs, &loss);
+    Ok(Check {
+        task,
+        metric: metric.label(),
+        kl: of(points.iter().map(|j| j.kl).collect()),
+        answer_ppl: of(points.iter().map(|j| j.answer_ppl).collect()),
+        points,
+    })
+}
+
+/// Spearman's rho of `x` and `y` with its 95% Fisher-transform interval.
+pub fn correlation(x: &[f64], y: &[f64]) -> Correlation {
+    let (rho, n) = (spearman(x, y), x.len());
+    let (lo, hi) = if n > 3 && rho.abs() < 1.0 {
+        let (z, se) = (rho.atanh(), (1.06 / (n as f64 - 3.0)).sqrt());
+        (Some((z - 1.96 * se).tanh()), Some((z + 1.96 * se).tanh()))
+    } else {
+        (None, None)
+    };
+    Correlation { rho, lo, hi, n }
+}
+
+/// Spearman's rank correlation: Pearson's of the ranks, ties given their mean rank.
+pub fn spearman(x: &[f64], y: &[f64]) -> f64 {
+    assert_eq!(x.len(), y.len(), "spearman needs paired values");
+    pearson(&ranks(x), &ranks(y))
+}
+
+/// 1-based ranks, ties averaged.
+fn ranks(v: &[f64]) -> Vec<f64> {
+    let mut order: Vec<usize> = (0..v.len()).collect();
+    order.sort_by(|&a, &b| v[a].total_cmp(&v[b]));
+    let mut r = vec![0.0; v.len()];
+    let mut i = 0;
+    while i < order.len() {
+        let j = (i..order.len()).take_while(|&j| v[order[j]] == v[order[i]]).last().expect("i itself");
+        let mean = (i + j) as f64 / 2.0 + 1.0;
+        for &k in &order[i..=j] {
+            r[k] = mean;
+        }
+        i = j + 1;
+    }
+    r
+}
+
+fn pearson(x: &[f64], y: &[f64]) -> f64 {
+    let n = x.len() as f64;
+    let (mx, my) = (x.iter().sum::<f64>() / n, y.iter().sum::<f64>() / n);
+    let cov: f64 = x.iter().zip(y).map(|(a, b)| (a - mx) * (b - my)).sum();
+    let (vx, vy): (f64, f64) = (x.iter().map(|a| (a - mx).powi(2)).sum(), y.iter().map(|b| (b - my).powi(2)).sum());
+    cov / (vx * vy).sqrt()
+}
+
+/// The check as Markdown: the joined points, then the two correlations.
+pub fn report(c: &Check) -> String {
+    let mut t = Table::new(["gamma".to_string(), "phi".into(), "KL [95% CI]".into(), "answer ppl".into(), format!("{} [95% CI]", c.metric), "examples".into()]);
+    for j in &c.points {
+        let ci = match (j.score_lo, j.score_hi) {
+            (Some(lo), Some(hi)) => format!(" [{lo:.1}, {hi:.1}]"),
+            _ => String::new(),
+        };
+        t.row(vec![
+            share(j.point.load),
+            j.point.compute.map_or("-".into(), share),
+            format!("{:.4} [{:.4}, {:.4}]", j.kl, j.kl_lo, j.kl_hi),
+            format!("{:.3}", j.answer_ppl),
+            format!("{:.1}{ci}", j.score),
+            j.examples.to_string(),
+        ]);
+    }
+    let line = |name: &str, r: &Correlation| match (r.lo, r.hi) {
+        (Some(lo), Some(hi)) => format!("- Spearman of {name} with the {} loss: {:.2} [{lo:.2}, {hi:.2}] over {} points\n", c.metric, r.rho, r.n),
+        _ => format!("- Spearman of {name} with the {} loss: {:.2} over {} points (no interval)\n", c.metric, r.rho, r.n),
+    };
+    format!("{}\n{}{}", t.to_markdown(), line("KL", &c.kl), line("answer perplexity", &c.answer_ppl))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spearman_equals_scipys() {
+        // scipy.stats.spearmanr([1, 2, 3, 4, 5], [5, 6, 7, 8, 7]).statistic
+        assert!((spearman(&[1.0, 2.0, 3.0, 4.0, 5.0], &[5.0, 6.0, 7.0, 8.0, 7.0]) - 0.820_782_681_668_123_3).abs() < 1e-12);
+        // scipy.stats.spearmanr([0.1, 0.4, 0.2, 0.9], [3, 1, 2, 0]).statistic
+        assert!((spearman(&[0.1, 0.4, 0.2, 0.9], &[3.0, 1.0, 2.0, 0.0]) + 1.0).abs() < 1e-12);
+        assert_eq!(ranks(&[2.0, 1.0, 2.0, 3.0]), vec![2.5, 1.0, 2.5, 4.0]);
+    }
+
+    #[test]
+    fn the_interval_is_fishers_with_fieller_variance() {
+        let c = correlation(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0], &[1.0, 3.0, 2.0, 4.0, 5.0, 7.0, 6.0, 8.0]);
+        // Two swapped pairs: sum d^2 = 4, rho = 1 - 6 * 4 / (8 * 63); z = atanh(rho), se = sqrt(1.06 / 5).
+        assert!((c.rho - (1.0 - 24.0 / 504.0)).abs() < 1e-12);
+        let (z, se) = (c.rho.atanh(), (1.06f64 / 5.0).sqrt());
+        assert!((c.lo.unwrap() - (z - 1.96 * se).tanh()).abs() < 1e-12 && (c.hi.unwrap() - (z + 1.96 * se).tanh()).abs() < 1e-12);
+        assert!(c.lo.unwrap() < c.rho && c.rho < c.hi.unwrap());
+    }
+}
