@@ -68,12 +68,13 @@ pub fn row_point(row: &EvalRow) -> Option<Point> {
 /// row of a point wins, as in the experiment's report) and ranks them.
 pub fn check(qualities: &[Quality], rows: &[EvalRow], task: Task) -> anyhow::Result<Check> {
     let metric = Metric::primary(task);
-    let mut points: Vec<Joined> = Vec::new();
-    for q in qualities {
-        if points.iter().any(|j| j.point.same(&q.point)) {
+    let (mut seen, mut points): (Vec<Point>, Vec<Joined>) = (Vec::new(), Vec::new());
+    // Newest first: a point measured again is joined by its latest quality.
+    for q in qualities.iter().rev() {
+        if seen.iter().any(|p| p.same(&q.point)) {
             continue;
         }
-        let q = qualities.iter().rev().find(|o| o.point.same(&q.point)).expect("q is in qualities");
+        seen.push(q.point);
         let row = rows.iter().rev().find(|r| r.task == task.name() && row_point(r).is_some_and(|p| p.same(&q.point)));
         let Some((row, score)) = row.and_then(|r| Some((r, r.score(metric)?))) else { continue };
         let (score_lo, score_hi) = row.interval(metric).map_or((None, None), |iv| (Some(iv.lo), Some(iv.hi)));

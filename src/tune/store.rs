@@ -74,8 +74,7 @@ impl Store {
         fs::create_dir_all(dir).with_context(|| format!("cannot create the tune folder {}", dir.display()))?;
         let path = dir.join(HEADER);
         if path.exists() {
-            let text = fs::read_to_string(&path).with_context(|| format!("cannot read {}", path.display()))?;
-            let had: Header = serde_json::from_str(&text).with_context(|| format!("{} is not a tune header", path.display()))?;
+            let had = read_header(&path)?;
             ensure!(
                 &had == header,
                 "{} holds a tune of another file, task, dataset, example count or profile ({}); remove it or give --work another folder",
@@ -95,8 +94,7 @@ impl Store {
     /// header it was made for.
     pub fn existing(dir: &Path) -> anyhow::Result<(Header, Store)> {
         let path = dir.join(HEADER);
-        let text = fs::read_to_string(&path).with_context(|| format!("{} is not a tune folder (cannot read {})", dir.display(), path.display()))?;
-        let header: Header = serde_json::from_str(&text).with_context(|| format!("{} is not a tune header", path.display()))?;
+        let header = read_header(&path).with_context(|| format!("{} is not a tune folder", dir.display()))?;
         Ok((header, Store { dir: dir.to_path_buf() }))
     }
 
@@ -129,6 +127,12 @@ impl Store {
     pub fn add_speeds(&self, s: &[Speed]) -> anyhow::Result<()> {
         append_lines(&self.dir.join(SPEED), s)
     }
+}
+
+/// A folder's header file.
+fn read_header(path: &Path) -> anyhow::Result<Header> {
+    let text = fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    serde_json::from_str(&text).with_context(|| format!("{} is not a tune header", path.display()))
 }
 
 fn differences(a: &Header, b: &Header) -> Vec<&'static str> {
