@@ -97,6 +97,31 @@ fn tune_measures_the_frontier_chooses_within_the_limits_and_resumes() {
         assert_eq!(g.get_str("selectinfer.tune.task"), Some("qa"));
     }
 
+    // `chat --tuned` chooses from the cached frontier by the same rule, measuring
+    // nothing, and loads the point's slice with its phi.
+    let chat = |extra: &[&str]| {
+        let mut a = vec!["chat", "-m", model.to_str().unwrap(), "--task", "qa", "--tuned", "--tune-work", work.to_str().unwrap(), "-t", "2"];
+        a.extend(extra);
+        selectinfer(&a)
+    };
+    let chosen: selectinfer::tune::grid::Point = serde_json::from_value(report["chosen"].clone()).unwrap();
+    let o = chat(&["--max-loss", "1000"]);
+    let (_, stderr) = text(&o);
+    assert!(o.status.success(), "{stderr}");
+    assert!(stderr.contains(&format!("chat: tuned point {chosen} for qa")), "{stderr}");
+    assert!(!stderr.contains("tune: [") && !stderr.contains("round-robin"), "chat measured again: {stderr}");
+    let o = chat(&["--max-loss", "1000", "--min-speedup", "1000"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(text(&o).1.contains("no measured point meets the limits; the closest is"), "{}", text(&o).1);
+    let o = chat(&["--compute", "0.4"]);
+    assert_eq!(o.status.code(), Some(2), "--tuned and --compute conflict: {}", text(&o).1);
+    // A tune folder of another file is refused.
+    let other = dir.path().join("other.gguf");
+    std::fs::write(&other, [std::fs::read(&model).unwrap(), vec![0u8; 32]].concat()).unwrap();
+    let o = selectinfer(&["chat", "-m", other.to_str().unwrap(), "--task", "qa", "--tuned", "--tune-work", work.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(text(&o).1.contains("is a tune of another file"), "{}", text(&o).1);
+
     // Again, with a tighter loss: nothing is measured again, and the choice is the
     // fastest point within it.
     let tight = anchor["kl"].as_f64().unwrap() + 1e-9;
@@ -137,6 +162,30 @@ fn tune_check_ranks_the_committed_frontier_as_computed_by_hand() {
     assert_eq!(v["points"].as_array().unwrap().len(), 10);
     assert!((v["kl"]["rho"].as_f64().unwrap() - (1.0 - 6.0 * 18.0 / 990.0)).abs() < 1e-12);
     assert_eq!(std::fs::read(frontier.join("quality.jsonl")).unwrap(), before);
+    // Told by the experiment file, the rows are the same (one model), and the
+    // report is too.
+    let yaml = repo_root().join("experiments/tune-check-qwen2.5-1.5b.yaml");
+    let o = selectinfer(&["tune-check", "--frontier", frontier.to_str().unwrap(), "--experiment", yaml.to_str().unwrap(), "--results", results.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", text(&o).1);
+    assert_eq!(text(&o).0, std::fs::read_to_string(dir.join("spearman.md")).unwrap());
+    // Rows of two files at one point are refused, not mixed; --variant picks one selection.
+    let csv = std::fs::read_to_string(&results).unwrap();
+    let mut mixed = csv.clone();
+    for line in csv.lines().skip(1).filter(|l| l.contains(",translate,") && l.contains(",selectinfer,")) {
+        mixed += &line.replacen("qwen2.5-1.5b.source.", "other.source.", 1).replacen("base=q4_k_m,down=neurons", "base=q4_k_m,down=neurons,compensate=refit", 1);
+        mixed.push('\n');
+    }
+    let mixed_csv = out.path().join("mixed.csv");
+    std::fs::write(&mixed_csv, mixed).unwrap();
+    let o = selectinfer(&["tune-check", "--frontier", frontier.to_str().unwrap(), "--results", mixed_csv.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(text(&o).1.contains("rows of 2 files or selections at gamma "), "{}", text(&o).1);
+    let o = selectinfer(&["tune-check", "--frontier", frontier.to_str().unwrap(), "--results", mixed_csv.to_str().unwrap(), "--variant", "base=q4_k_m,down=neurons"]);
+    assert!(o.status.success(), "{}", text(&o).1);
+    assert_eq!(text(&o).0, std::fs::read_to_string(dir.join("spearman.md")).unwrap());
+    let o = selectinfer(&["tune-check", "--frontier", frontier.to_str().unwrap(), "--results", mixed_csv.to_str().unwrap(), "--experiment", yaml.to_str().unwrap()]);
+    assert!(o.status.success(), "the experiment's model only: {}", text(&o).1);
+    assert_eq!(text(&o).0, std::fs::read_to_string(dir.join("spearman.md")).unwrap());
     // A folder that is not a tune's is an error, not a panic.
     let o = selectinfer(&["tune-check", "--frontier", out.path().to_str().unwrap(), "--results", results.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o).1);

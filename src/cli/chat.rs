@@ -21,9 +21,11 @@ use crate::select::budget::choose_load;
 use crate::select::variant::Compensation;
 use crate::select::{slice_model_with, SliceMeta, SliceRequest, SliceSource};
 use crate::tasks::Task;
+use crate::tune::frontier::Limits;
+use crate::tune::DEFAULT_MAX_LOSS;
 
 /// Arguments of `chat`.
-#[derive(Debug, clap::Args)]
+#[derive(Debug, Clone, clap::Args)]
 pub struct ChatArgs {
     /// GGUF model: a full model (sliced on the fly with --load or --mem-budget) or
     /// an already sliced file.
@@ -63,6 +65,22 @@ pub struct ChatArgs {
     /// profile is), none otherwise (with a note). An explicit refit measures them.
     #[arg(long = "compensate", value_enum)]
     pub compensation: Option<Compensation>,
+    /// Run the point `selectinfer tune` chose for --task, from the frontier its work
+    /// folder holds (nothing is measured again): the fastest measured point within
+    /// --mem-budget (checked again after loading, with a full KV cache),
+    /// --min-speedup and --max-loss. Loads that point's slice and computes its phi.
+    #[arg(long, requires = "task", conflicts_with_all = ["load", "compute", "layers", "compensation"])]
+    pub tuned: bool,
+    /// The tune's work folder (default: FILE.tune-TASK beside the file).
+    #[arg(long, requires = "tuned", value_hint = clap::ValueHint::DirPath)]
+    pub tune_work: Option<PathBuf>,
+    /// With --tuned: least decode speedup over the file as it is.
+    #[arg(long, requires = "tuned", value_parser = super::opts::parse_positive)]
+    pub min_speedup: Option<f64>,
+    /// With --tuned: most mean KL from the file as it is, nats per answer token
+    /// (default: tune's, 0.15).
+    #[arg(long, requires = "tuned", value_parser = super::opts::parse_positive)]
+    pub max_loss: Option<f64>,
     /// Where slices made by chat are cached.
     #[arg(long, default_value = "models/slices")]
     pub cache_dir: PathBuf,
@@ -89,6 +107,9 @@ enum Next {
 }
 
 pub fn run(a: ChatArgs) -> anyhow::Result<()> {
+    if a.tuned {
+        return run_tuned(a);
+    }
     if let Some(load) = a.load {
         anyhow::ensure!(a.static_share <= load, "--static (delta) {} exceeds --load (gamma) {load}; delta is a part of gamma", a.static_share);
     }
@@ -111,6 +132,50 @@ pub fn run(a: ChatArgs) -> anyhow::Result<()> {
     }
 }
 
+/// `--tuned`: the base task's point from its tune's frontier; /task switches to
+/// the point of another task's tune, when there is one.
+fn run_tuned(a: ChatArgs) -> anyhow::Result<()> {
+    let limits = Limits { mem_budget: a.mem_budget, min_speedup: a.min_speedup, max_loss: a.max_loss.unwrap_or(DEFAULT_MAX_LOSS) };
+    let mut task = a.task.context("--tuned needs --task")?;
+    let mut messages: Vec<(String, String)> = Vec::new();
+    loop {
+        let c = crate::tune::cached::choose(&a.model, task, a.tune_work.as_deref(), &limits)?;
+        eprintln!(
+            "chat: tuned point {} for {task} ({}): decode {:.2}x the file, KL {:.4}, peak RSS {} as tuned; {}",
+            c.point(),
+            c.work.display(),
+            c.measured.speedup,
+            c.measured.quality.kl,
+            format_bytes(c.measured.peak_rss_bytes),
+            c.file.display()
+        );
+        let mut b = ChatArgs { model: c.file.clone(), mem_budget: None, tuned: false, ..a.clone() };
+        b.compute.compute = c.point().compute;
+        let model = Model::load(&b.model, &LoadOptions::default()).with_context(|| format!("cannot load {}", b.model.display()))?;
+        if let Some(budget) = a.mem_budget {
+            let (_, predicted) = full_cache_peak(&b, &model)?;
+            anyhow::ensure!(
+                predicted <= budget,
+                "the tuned point {} needs {} with a full KV cache at --ctx {}, over --mem-budget {}; give a smaller --ctx or --mem-budget to choose a smaller point",
+                c.point(),
+                format_bytes(predicted),
+                b.sampling.ctx,
+                format_bytes(budget)
+            );
+        }
+        match chat_with(&b, &model, &mut messages)? {
+            Next::Quit => return Ok(()),
+            Next::SwitchTask(t) => match crate::tune::cached::choose(&a.model, t, a.tune_work.as_deref(), &limits) {
+                Ok(_) => {
+                    task = t;
+                    eprintln!("chat: base task now {t}; the conversation is kept and re-read");
+                }
+                Err(e) => eprintln!("chat: {e:#}; staying with {task}"),
+            },
+        }
+    }
+}
+
 /// Loads the model (or its slice). With --mem-budget, measures the peak resident
 /// memory of loading it and prefilling one full batch, and while that exceeds the
 /// budget, chooses gamma again for the budget less the measured overhead over the
@@ -125,23 +190,7 @@ fn load_within_budget(a: &ChatArgs, task: Option<Task>) -> anyhow::Result<Model>
         let _ = crate::memory::reset_peak_rss();
         let model = Model::load(&path, &LoadOptions::default()).with_context(|| format!("cannot load {}", path.display()))?;
         let Some(budget) = a.mem_budget else { return Ok(model) };
-        let (peak, warm_tokens) = warm_up_peak(a, &model)?;
-        let info = ModelInfo::from_gguf(model.gguf())?;
-        let ctx = u64::from(a.sampling.ctx);
-        let kv = crate::select::budget::kv_cache_bytes(model.gguf(), &info, ctx);
-        // The warm-up wrote warm_tokens of the ctx positions of the KV cache; the
-        // rest of the peak beyond the weights is the runtime (compute buffers, the
-        // process), and a full cache adds the unwritten part.
-        let runtime = peak.saturating_sub(info.total_bytes + kv * warm_tokens as u64 / ctx);
-        let predicted = info.total_bytes + kv + runtime;
-        eprintln!(
-            "chat: measured peak resident memory {} after {warm_tokens} tokens: weights {} + runtime {}; with a full KV cache ({}) {}",
-            format_bytes(peak),
-            format_bytes(info.total_bytes),
-            format_bytes(runtime),
-            format_bytes(kv),
-            format_bytes(predicted)
-        );
+        let (runtime, predicted) = full_cache_peak(a, &model)?;
         if predicted <= budget {
             // Remember the reservation that fitted: the next run with these
             // settings starts from it, chooses the same gamma and reuses the slice.
@@ -151,7 +200,7 @@ fn load_within_budget(a: &ChatArgs, task: Option<Task>) -> anyhow::Result<Model>
             return Ok(model);
         }
         if SliceMeta::from_gguf(model.gguf())?.is_some() && path == a.model {
-            bail!("{} needs {} at its peak, over the budget of {}", path.display(), format_bytes(peak), format_bytes(budget));
+            bail!("{} needs {} at its peak with a full KV cache, over the budget of {}", path.display(), format_bytes(predicted), format_bytes(budget));
         }
         // The next round reserves what this one measured beyond the accounting,
         // plus 1% of the budget for what varies from run to run.
@@ -159,6 +208,29 @@ fn load_within_budget(a: &ChatArgs, task: Option<Task>) -> anyhow::Result<Model>
         eprintln!("chat: over the budget of {}; choosing again with {} reserved for the runtime", format_bytes(budget), format_bytes(overhead));
     }
     bail!("could not fit the budget of {} within four rounds", format_bytes(a.mem_budget.unwrap_or(0)))
+}
+
+/// The runtime beyond weights + KV cache and the predicted peak resident memory
+/// with a full KV cache, from a warm-up prefill ([`warm_up_peak`]).
+fn full_cache_peak(a: &ChatArgs, model: &Model) -> anyhow::Result<(u64, u64)> {
+    let (peak, warm_tokens) = warm_up_peak(a, model)?;
+    let info = ModelInfo::from_gguf(model.gguf())?;
+    let ctx = u64::from(a.sampling.ctx);
+    let kv = crate::select::budget::kv_cache_bytes(model.gguf(), &info, ctx);
+    // The warm-up wrote warm_tokens of the ctx positions of the KV cache; the
+    // rest of the peak beyond the weights is the runtime (compute buffers, the
+    // process), and a full cache adds the unwritten part.
+    let runtime = peak.saturating_sub(info.total_bytes + kv * warm_tokens as u64 / ctx);
+    let predicted = info.total_bytes + kv + runtime;
+    eprintln!(
+        "chat: measured peak resident memory {} after {warm_tokens} tokens: weights {} + runtime {}; with a full KV cache ({}) {}",
+        format_bytes(peak),
+        format_bytes(info.total_bytes),
+        format_bytes(runtime),
+        format_bytes(kv),
+        format_bytes(predicted)
+    );
+    Ok((runtime, predicted))
 }
 
 /// Where the measured runtime for these settings is remembered: keyed by the

@@ -103,9 +103,22 @@ pub struct TuneCheckArgs {
     #[arg(long, value_hint = clap::ValueHint::DirPath)]
     pub frontier: PathBuf,
     /// An experiment's results.csv scoring the same file at the same points on the
-    /// evaluation split (reference, dense-loaded and selectinfer rows).
+    /// evaluation split (reference, dense-loaded and selectinfer rows); default,
+    /// with --experiment, results/NAME/results.csv.
+    #[arg(long, required_unless_present = "experiment")]
+    pub results: Option<PathBuf>,
+    /// The experiment file the results come from: its rows are told apart by model,
+    /// so that a results file of several models can be checked one model at a time.
     #[arg(long)]
-    pub results: PathBuf,
+    pub experiment: Option<PathBuf>,
+    /// The experiment's model that was tuned (needed when it has several).
+    #[arg(long, requires = "experiment")]
+    pub model: Option<String>,
+    /// Only slice rows of this selection (the results' `variant` column, e.g.
+    /// `base=q4_k_m,down=neurons`); needed when the results score several
+    /// selections at one point.
+    #[arg(long)]
+    pub variant: Option<String>,
     /// Also write the report (Markdown) here, under a temporary name renamed when complete.
     #[arg(short, long)]
     pub output: Option<PathBuf>,
@@ -116,8 +129,20 @@ pub struct TuneCheckArgs {
 pub fn check(a: TuneCheckArgs) -> anyhow::Result<()> {
     let (header, store) = Store::existing(&a.frontier)?;
     let task = Task::from_name(&header.task).with_context(|| format!("{} names an unknown task {:?}", a.frontier.display(), header.task))?;
-    let bytes = std::fs::read(&a.results).with_context(|| format!("cannot read {}", a.results.display()))?;
-    let rows: Vec<EvalRow> = parse_rows(&bytes, &a.results)?;
+    let experiment = a.experiment.as_deref().map(crate::experiment::config::Experiment::read).transpose()?;
+    let results = match (&a.results, &a.experiment) {
+        (Some(r), _) => r.clone(),
+        (None, Some(e)) => PathBuf::from("results").join(e.file_stem().unwrap_or_default()).join("results.csv"),
+        (None, None) => anyhow::bail!("give --results CSV or --experiment YAML"),
+    };
+    let bytes = std::fs::read(&results).with_context(|| format!("cannot read {}", results.display()))?;
+    let mut rows: Vec<EvalRow> = parse_rows(&bytes, &results)?;
+    if let Some(e) = &experiment {
+        rows = crate::tune::check::rows_of_model(e, rows, a.model.as_deref())?;
+    }
+    if let Some(v) = &a.variant {
+        rows = crate::tune::check::rows_of_variant(rows, v);
+    }
     let c = crate::tune::check::check(&store.qualities()?, &rows, task)?;
     let text = crate::tune::check::report(&c);
     if let Some(out) = &a.output {

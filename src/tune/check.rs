@@ -5,13 +5,15 @@
 //! interval from the Fisher transform with Fieller, Hartley and Pearson's (1957)
 //! variance 1.06 / (n - 3).
 
-use anyhow::ensure;
+use anyhow::{bail, ensure};
 
 use super::grid::{share, Point};
 use super::store::Quality;
 use crate::eval::bootstrap::Metric;
 use crate::eval::method::Method;
 use crate::eval::row::EvalRow;
+use crate::experiment::config::Experiment;
+use crate::experiment::report::model_label;
 use crate::output::Table;
 use crate::tasks::Task;
 
@@ -64,8 +66,49 @@ pub fn row_point(row: &EvalRow) -> Option<Point> {
     }
 }
 
-/// Joins `qualities` with the `task` rows of `rows` at the same points (the last
-/// row of a point wins, as in the experiment's report) and ranks them.
+/// The rows of one experiment model: `name`, or the experiment's only model. Rows
+/// are told apart by the file they ran ([`model_label`]).
+pub fn rows_of_model(e: &Experiment, rows: Vec<EvalRow>, name: Option<&str>) -> anyhow::Result<Vec<EvalRow>> {
+    let names: Vec<&str> = e.models.iter().map(|m| m.name.as_str()).collect();
+    let name = match (name, names.as_slice()) {
+        (Some(n), _) => {
+            ensure!(names.contains(&n), "the experiment has no model {n:?} (it has {})", names.join(", "));
+            n
+        }
+        (None, [only]) => only,
+        (None, _) => bail!("the experiment has {} models ({}); name the tuned one with --model", names.len(), names.join(", ")),
+    };
+    Ok(rows.into_iter().filter(|r| model_label(e, r) == name).collect())
+}
+
+/// Keeps the anchor rows and the slice rows of selection `variant` (the results'
+/// `variant` column: `base=q4_k_m,down=neurons`, or empty for the paper's
+/// selection of an F16 slice).
+pub fn rows_of_variant(rows: Vec<EvalRow>, variant: &str) -> Vec<EvalRow> {
+    rows.into_iter().filter(|r| r.method == Method::Reference.name() || r.variant == variant).collect()
+}
+
+/// The one file and selection that `candidates` (rows of one task at one point)
+/// ran, or an error naming them when they are several: a tune measures one file,
+/// and its points are joined with rows of that file only.
+fn one_file<'a>(candidates: &[&'a EvalRow], point: &Point) -> anyhow::Result<Option<&'a EvalRow>> {
+    let mut kinds: Vec<(&str, &str)> = candidates.iter().map(|r| (r.model.as_str(), r.variant.as_str())).collect();
+    kinds.sort_unstable();
+    kinds.dedup();
+    if kinds.len() > 1 {
+        let list: Vec<String> = kinds.iter().map(|(m, v)| if v.is_empty() { m.to_string() } else { format!("{m} [{v}]") }).collect();
+        bail!(
+            "the results hold rows of {} files or selections at {point}: {}; give --experiment with --model for the tuned file, or --variant for its selection",
+            kinds.len(),
+            list.join(", ")
+        );
+    }
+    // The last row of a point wins, as in the experiment's report.
+    Ok(candidates.last().copied())
+}
+
+/// Joins `qualities` with the `task` rows of `rows` at the same points and ranks
+/// them. Rows at one point must all be of one file and selection ([`one_file`]).
 pub fn check(qualities: &[Quality], rows: &[EvalRow], task: Task) -> anyhow::Result<Check> {
     let metric = Metric::primary(task);
     let (mut seen, mut points): (Vec<Point>, Vec<Joined>) = (Vec::new(), Vec::new());
@@ -75,7 +118,8 @@ pub fn check(qualities: &[Quality], rows: &[EvalRow], task: Task) -> anyhow::Res
             continue;
         }
         seen.push(q.point);
-        let row = rows.iter().rev().find(|r| r.task == task.name() && row_point(r).is_some_and(|p| p.same(&q.point)));
+        let candidates: Vec<&EvalRow> = rows.iter().filter(|r| r.task == task.name() && row_point(r).is_some_and(|p| p.same(&q.point))).collect();
+        let row = one_file(&candidates, &q.point)?;
         let Some((row, score)) = row.and_then(|r| Some((r, r.score(metric)?))) else { continue };
         let (score_lo, score_hi) = row.interval(metric).map_or((None, None), |iv| (Some(iv.lo), Some(iv.hi)));
         points.push(Joined { point: q.point, kl: q.kl, kl_lo: q.kl_lo, kl_hi: q.kl_hi, answer_ppl: q.answer_ppl, score, score_lo, score_hi, examples: row.examples });

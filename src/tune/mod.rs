@@ -12,6 +12,7 @@
 //! selective computation acts. Every measured point is appended to the work folder
 //! ([`store`]) at once, so an interrupted tune resumes where it stopped.
 
+pub mod cached;
 pub mod check;
 pub mod frontier;
 pub mod grid;
@@ -241,7 +242,7 @@ fn default_profile(model: &Path) -> PathBuf {
 }
 
 /// <file>.tune-<task> beside the file.
-fn default_work(model: &Path, task: Task) -> PathBuf {
+pub(crate) fn default_work(model: &Path, task: Task) -> PathBuf {
     let mut name = model.file_name().unwrap_or_default().to_os_string();
     name.push(format!(".tune-{}", task.name()));
     model.with_file_name(name)
