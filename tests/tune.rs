@@ -191,3 +191,32 @@ fn tune_check_ranks_the_committed_frontier_as_computed_by_hand() {
     assert_eq!(o.status.code(), Some(1), "{}", text(&o).1);
     assert!(text(&o).1.contains("is not a tune folder"), "{}", text(&o).1);
 }
+
+/// A file `tune` wrote runs as tuned: `generate` without `--compute` takes the phi
+/// its metadata records (the same tokens as asking for it on the untuned slice),
+/// and `--compute` still overrides it.
+#[test]
+fn generate_runs_a_tuned_file_at_its_recorded_phi() {
+    let dir = tempfile::tempdir().unwrap();
+    let (model, profile, _) = common::translate_profile(dir.path(), SynthArch::Llama);
+    let slice = common::translate_slice(dir.path(), &model, &profile, "s.gguf", &["--down-layout", "neurons"]);
+    let tuned = dir.path().join("tuned.gguf");
+    let g = selectinfer::gguf::GgufFile::read(&slice).unwrap();
+    selectinfer::gguf::copy_with_metadata(&g, &tuned, &[("selectinfer.tune.compute".into(), selectinfer::gguf::Value::F64(0.4))]).unwrap();
+    let run = |file: &std::path::Path, extra: &[&str]| -> serde_json::Value {
+        let mut a = vec!["generate", "-m", file.to_str().unwrap(), "-p", "the 3 word of a man is", "-n", "6", "--json", "-t", "2"];
+        a.extend(extra);
+        let o = selectinfer(&a);
+        assert!(o.status.success(), "{}", text(&o).1);
+        serde_json::from_str(text(&o).0.trim()).unwrap()
+    };
+    let as_tuned = run(&tuned, &[]);
+    assert_eq!(as_tuned["compute"].as_f64(), Some(0.4), "{as_tuned}");
+    assert!(as_tuned["selection"]["computed_neurons"].as_u64().unwrap() < as_tuned["selection"]["loaded_neurons"].as_u64().unwrap(), "{as_tuned}");
+    let asked = run(&slice, &["--compute", "0.4"]);
+    assert_eq!(as_tuned["text"], asked["text"]);
+    assert_eq!(as_tuned["selection"]["computed_neurons"], asked["selection"]["computed_neurons"]);
+    assert_eq!(run(&tuned, &["--compute", "0.5"])["compute"].as_f64(), Some(0.5));
+    // The untuned slice without --compute decodes densely.
+    assert!(run(&slice, &[])["compute"].is_null());
+}

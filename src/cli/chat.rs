@@ -249,7 +249,7 @@ fn warm_up_peak(a: &ChatArgs, model: &Model) -> anyhow::Result<(u64, usize)> {
     let opts = SessionOptions { n_ctx: a.sampling.ctx, threads: a.sampling.threads(), ..Default::default() };
     // The chat session's own plan: the per-prompt refit holds the prompt's
     // activation rows, which the measured peak must include.
-    let mut s = SessionPlan::build(&a.compute.request(), model.gguf())?.open(model, opts)?;
+    let mut s = SessionPlan::build(&a.compute.request().with_file_tuning(), model.gguf())?.open(model, opts)?;
     let n = (a.sampling.ctx as usize).min(512).saturating_sub(1).max(1);
     let filler = model.tokenize(&"the ".repeat(n), true, false);
     let n = n.min(filler.len());
@@ -406,7 +406,7 @@ enum Line {
 fn chat_with(a: &ChatArgs, model: &Model, messages: &mut Vec<(String, String)>) -> anyhow::Result<Next> {
     let info = ModelInfo::from_gguf(model.gguf())?;
     let threads = a.sampling.threads();
-    let plan = SessionPlan::build(&a.compute.request(), model.gguf())?;
+    let plan = SessionPlan::build(&a.compute.request().with_file_tuning(), model.gguf())?;
     let mut s = plan.open(model, SessionOptions { n_ctx: a.sampling.ctx, threads, ..Default::default() })?;
     let interactive = std::io::stdin().is_terminal();
     let mut history: Vec<Token> = Vec::new();
@@ -458,7 +458,7 @@ fn chat_with(a: &ChatArgs, model: &Model, messages: &mut Vec<(String, String)>) 
         }
         let (answer, stats, sel) = answer_turn(&mut s, &mut history, &tokens, &opts)?;
         messages.push(("assistant".into(), answer.trim().to_string()));
-        report_turn(a, &info, &stats, &sel);
+        report_turn(&plan, &info, &stats, &sel);
         last = Some((stats, sel.select_ms));
     }
 }
@@ -517,13 +517,15 @@ fn answer_turn(
 }
 
 /// The line on stderr after each answer: speeds, compute, weights and RSS.
-fn report_turn(a: &ChatArgs, info: &ModelInfo, stats: &GenerateStats, sel: &SelectionStats) {
-    let phi = a.compute.compute.unwrap_or(1.0);
+fn report_turn(plan: &SessionPlan, info: &ModelInfo, stats: &GenerateStats, sel: &SelectionStats) {
     eprintln!(
         "[prefill {:.1} tok/s | decode {:.1} tok/s | compute {} | weights {} | RSS {}{}]",
         stats.prefill_tps(),
         stats.decode_tps(),
-        if a.compute.compute.is_some() { format!("{phi} ({} of {} neurons)", sel.computed_neurons, sel.loaded_neurons) } else { "dense".into() },
+        match plan.phi {
+            Some(phi) => format!("{phi} ({} of {} neurons)", sel.computed_neurons, sel.loaded_neurons),
+            None => "dense".into(),
+        },
         format_bytes(info.total_bytes),
         format_bytes(MemorySnapshot::now().rss_bytes),
         if sel.select_ms > 0.0 { format!(" | selection {:.0} ms", sel.select_ms) } else { String::new() }

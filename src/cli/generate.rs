@@ -117,6 +117,7 @@ impl ComputeArgs {
             decode_refit: self.decode_refit,
             no_static: self.no_static,
             layers: self.compute_layers.clone(),
+            file_tuning: false,
         }
     }
 }
@@ -159,7 +160,7 @@ pub fn run(args: GenerateArgs) -> anyhow::Result<()> {
     if args.json.json {
         print_record(&args, &model, out, threads, &mut stdout)
     } else {
-        print_summary(&args, &out, threads, &mut stdout)
+        print_summary(&out, threads, &mut stdout)
     }
 }
 
@@ -208,8 +209,10 @@ fn generate_streamed(
             }
         }
     };
-    // Dense decode (no --compute) runs the plain engine, on any model llama.cpp reads.
-    let plan = args.compute.compute.map(|_| SessionPlan::build(&args.compute.request(), model.gguf())).transpose()?;
+    // Dense decode (no --compute, no tuned phi in the file) runs the plain engine,
+    // on any model llama.cpp reads.
+    let selective = args.compute.compute.is_some() || crate::compute::session_plan::tuned_phi(model.gguf()).is_some();
+    let plan = selective.then(|| SessionPlan::build(&args.compute.request().with_file_tuning(), model.gguf())).transpose()?;
     let (stats, selection) = match &plan {
         Some(plan) => {
             let (_, stats, sel) = plan.open(model, session_opts)?.generate(tokens, &opts, on_text)?;
@@ -228,6 +231,7 @@ fn generate_streamed(
 
 /// `--json`: one [`GenerateRecord`] line on stdout.
 fn print_record(args: &GenerateArgs, model: &Model, out: Generated, threads: i32, stdout: &mut impl Write) -> anyhow::Result<()> {
+    let compute = out.plan.as_ref().and_then(|p| p.phi);
     let Generated { text, stats, selection, .. } = out;
     let rec = GenerateRecord {
         model: args.model.display().to_string(),
@@ -237,7 +241,7 @@ fn print_record(args: &GenerateArgs, model: &Model, out: Generated, threads: i32
         prefill_tps: stats.prefill_tps(),
         decode_tps: stats.decode_tps(),
         threads,
-        compute: args.compute.compute,
+        compute,
         selection,
         weight_bytes: crate::model::ModelInfo::from_gguf(model.gguf())?.total_bytes,
         mmap: !args.no_mmap,
@@ -249,11 +253,11 @@ fn print_record(args: &GenerateArgs, model: &Model, out: Generated, threads: i32
 }
 
 /// Without `--json`: ends the streamed text's line, then speeds (and the plan) on stderr.
-fn print_summary(args: &GenerateArgs, out: &Generated, threads: i32, stdout: &mut impl Write) -> anyhow::Result<()> {
+fn print_summary(out: &Generated, threads: i32, stdout: &mut impl Write) -> anyhow::Result<()> {
     writeln!(stdout)?;
     stdout.flush()?;
     let stats = &out.stats;
-    let sel = match (&out.selection, args.compute.compute) {
+    let sel = match (&out.selection, out.plan.as_ref().and_then(|p| p.phi)) {
         (Some(s), Some(phi)) => format!(
             " | compute {phi}: {} of {} loaded neurons in sparsified layers, selection {:.1} ms",
             s.computed_neurons, s.loaded_neurons, s.select_ms

@@ -73,11 +73,15 @@ pub struct ComputeRequest {
     pub no_static: bool,
     /// `--compute-layers` (a file that is not sliced).
     pub layers: Option<Range<usize>>,
+    /// Without phi, take the one a tuned file records ([`tuned_phi`]): a tuned
+    /// slice runs as `tune` chose it (generate, chat). Commands that name what
+    /// they measure (bench, eval) leave it off.
+    pub file_tuning: bool,
 }
 
 impl Default for ComputeRequest {
     fn default() -> ComputeRequest {
-        ComputeRequest { compute: None, token_share: DEFAULT_TOKEN_SHARE, vote: DEFAULT_VOTE, decode_bias: false, decode_refit: None, no_static: false, layers: None }
+        ComputeRequest { compute: None, token_share: DEFAULT_TOKEN_SHARE, vote: DEFAULT_VOTE, decode_bias: false, decode_refit: None, no_static: false, layers: None, file_tuning: false }
     }
 }
 
@@ -92,9 +96,34 @@ impl ComputeRequest {
         self.compute.map(|phi| self.options(phi))
     }
 
-    /// The same request at phi = `compute` (`bench` times several in one run).
+    /// The same request at phi = `compute` (`bench` times several in one run; a
+    /// `None` there is dense, whatever the file's tuning).
     pub fn at(&self, compute: Option<f64>) -> ComputeRequest {
-        ComputeRequest { compute, ..self.clone() }
+        ComputeRequest { compute, file_tuning: false, ..self.clone() }
+    }
+
+    /// The same request, taking a tuned file's phi when none is asked for.
+    pub fn with_file_tuning(self) -> ComputeRequest {
+        ComputeRequest { file_tuning: true, ..self }
+    }
+}
+
+/// The phi a `tune`-written file records (`selectinfer.tune.compute`), if any.
+pub fn tuned_phi(g: &GgufFile) -> Option<f64> {
+    match g.get(&crate::select::meta::key("tune.compute"))? {
+        crate::gguf::Value::F64(v) => Some(*v),
+        crate::gguf::Value::F32(v) => Some(f64::from(*v)),
+        _ => None,
+    }
+}
+
+/// phi and why: as asked; else, where `file_tuning`, the phi the tuned file `g`
+/// records; else none (decode computes every loaded neuron).
+pub fn decide_phi(asked: Option<f64>, file_tuning: bool, g: &GgufFile) -> Decided<Option<f64>> {
+    match (asked, file_tuning.then(|| tuned_phi(g)).flatten()) {
+        (Some(phi), _) => Decided::asked(Some(phi), "--compute"),
+        (None, Some(phi)) => Decided::by_default(Some(phi), "the file's tuning, selectinfer.tune.compute"),
+        (None, None) => Decided::by_default(None, "decode computes every loaded neuron"),
     }
 }
 
@@ -105,6 +134,8 @@ pub struct SessionPlan {
     pub compute: ComputePlan,
     /// phi; `None`: dense.
     pub phi: Option<f64>,
+    /// phi is the tuned file's, not asked for ([`decide_phi`]).
+    pub from_tuning: bool,
     /// What prompt tokens rank their neurons by.
     pub vote: Vote,
     /// Decode shifts the down biases by the skipped neurons' mean contribution.
@@ -116,14 +147,15 @@ pub struct SessionPlan {
 impl SessionPlan {
     /// The plan of `req` on the model file `g`.
     pub fn build(req: &ComputeRequest, g: &GgufFile) -> anyhow::Result<SessionPlan> {
-        let compute = match req.compute_options() {
-            Some(o) => ComputePlan::for_model(g, &o)?,
+        let phi = decide_phi(req.compute, req.file_tuning, g);
+        let compute = match phi.value {
+            Some(p) => ComputePlan::for_model(g, &req.options(p))?,
             None => ComputePlan::dense(ModelInfo::from_gguf(g)?.n_layer),
         };
         let compensation = SliceVariant::from_gguf(g).compensation;
         let down = SliceMeta::from_gguf(g).ok().flatten().map(|m| m.down_layout);
-        let decode_refit = decide_decode_refit(req.decode_refit, req.decode_bias, req.compute.is_some(), compensation, down);
-        Ok(SessionPlan { compute, phi: req.compute, vote: req.vote, decode_bias: req.decode_bias, decode_refit })
+        let decode_refit = decide_decode_refit(req.decode_refit, req.decode_bias, phi.value.is_some(), compensation, down);
+        Ok(SessionPlan { compute, phi: phi.value, from_tuning: phi.default && phi.value.is_some(), vote: req.vote, decode_bias: req.decode_bias, decode_refit })
     }
 
     /// A session of `model` (the file the plan was built on) that computes as planned.
@@ -150,7 +182,8 @@ impl SessionPlan {
             (false, Some(r)) => format!("decode refit {r} {}", self.decode_refit.reason()),
             (false, None) => format!("decode refit off {}", self.decode_refit.reason()),
         };
-        format!("compute {phi} (alpha {}, vote {}), {decode}", self.compute.token_share, self.vote.name())
+        let tuned = if self.from_tuning { " from the file's tuning" } else { "" };
+        format!("compute {phi}{tuned} (alpha {}, vote {}), {decode}", self.compute.token_share, self.vote.name())
     }
 }
 

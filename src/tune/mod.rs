@@ -132,7 +132,7 @@ pub fn run(req: &TuneRequest) -> anyhow::Result<TuneReport> {
     plot::write(&measured, chosen.as_ref().ok(), &plot, &format!("{} on {}", file_name(&req.model), req.task.name()))?;
     let chosen = chosen.inspect_err(|_| eprintln!("{}", frontier::table(&measured, None)))?;
     let file = write_chosen(req, &store, &chosen, &measured)?;
-    let command = run_command(&file, &chosen);
+    let command = run_command(&file, &chosen, req.output.as_deref() == Some(file.as_path()));
     Ok(TuneReport { frontier: measured, chosen, file, command, work, plot })
 }
 
@@ -230,9 +230,10 @@ fn write_chosen(req: &TuneRequest, store: &Store, chosen: &Point, measured: &[Me
     Ok(out.clone())
 }
 
-/// The `generate` command line that runs `chosen` from `file`.
-fn run_command(file: &Path, chosen: &Point) -> String {
-    let compute = chosen.compute.map_or(String::new(), |phi| format!(" --compute {}", grid::share(phi)));
+/// The `chat` command line that runs `chosen` from `file`; a file tune wrote
+/// (`written`) records its phi, which chat takes by default.
+fn run_command(file: &Path, chosen: &Point, written: bool) -> String {
+    let compute = chosen.compute.filter(|_| !written).map_or(String::new(), |phi| format!(" --compute {}", grid::share(phi)));
     format!("selectinfer chat -m {}{compute}", file.display())
 }
 
