@@ -168,6 +168,17 @@ fn tune_check_ranks_the_committed_frontier_as_computed_by_hand() {
     let o = selectinfer(&["tune-check", "--frontier", frontier.to_str().unwrap(), "--experiment", yaml.to_str().unwrap(), "--results", results.to_str().unwrap()]);
     assert!(o.status.success(), "{}", text(&o).1);
     assert_eq!(text(&o).0, std::fs::read_to_string(dir.join("spearman.md")).unwrap());
+    // Under budgets: the point tune chooses from the frontier, with its paired
+    // difference on the evaluation split as the experiment's report gives it
+    // (results/tune-check-qwen2.5-1.5b/README.md: dense-loaded 0.85, -1.1 [-4.1, +1.9]).
+    let o = selectinfer(&["tune-check", "--frontier", frontier.to_str().unwrap(), "--experiment", yaml.to_str().unwrap(), "--mem-budget", "1200MiB", "--mem-budget", "1100MiB"]);
+    let (stdout, stderr) = text(&o);
+    assert!(o.status.success(), "{stderr}");
+    let rows: Vec<&str> = stdout.lines().filter(|l| l.contains("| 0.15 ")).collect();
+    assert_eq!(rows.len(), 3, "{stdout}");
+    assert!(rows[0].contains("| 1 / dense ") && rows[0].contains("0 (the file itself)"), "{}", rows[0]);
+    assert!(rows[1].contains("| 0.85 / dense ") && rows[1].contains("| -1.1 [-4.1, +1.9] "), "{}", rows[1]);
+    assert!(rows[2].contains("| none meets; closest 0.85 / dense ") && rows[2].contains("| 1.07 GiB "), "{}", rows[2]);
     // Rows of two files at one point are refused, not mixed; --variant picks one selection.
     let csv = std::fs::read_to_string(&results).unwrap();
     let mut mixed = csv.clone();

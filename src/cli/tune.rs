@@ -8,6 +8,7 @@ use anyhow::Context;
 use crate::eval::row::{parse_rows, EvalRow};
 use crate::output::record::to_json_lines;
 use crate::tasks::Task;
+use crate::tune::check::Scored;
 use crate::tune::frontier::Limits;
 use crate::tune::measure::BenchSettings;
 use crate::tune::store::Store;
@@ -119,6 +120,17 @@ pub struct TuneCheckArgs {
     /// selections at one point.
     #[arg(long)]
     pub variant: Option<String>,
+    /// Also show the point tune chooses from the frontier under these limits, with
+    /// its score and (with --experiment) its paired difference to the dense file on
+    /// the evaluation split. Repeat for several budgets; a row without one comes first.
+    #[arg(long = "mem-budget", value_parser = crate::memory::parse_mem_size)]
+    pub mem_budgets: Vec<u64>,
+    /// As --mem-budget: the least decode speedup of the choice.
+    #[arg(long, value_parser = super::opts::parse_positive)]
+    pub min_speedup: Option<f64>,
+    /// As --mem-budget: the most mean KL of the choice (default: tune's, 0.15).
+    #[arg(long, value_parser = super::opts::parse_positive)]
+    pub max_loss: Option<f64>,
     /// Also write the report (Markdown) here, under a temporary name renamed when complete.
     #[arg(short, long)]
     pub output: Option<PathBuf>,
@@ -137,13 +149,29 @@ pub fn check(a: TuneCheckArgs) -> anyhow::Result<()> {
     };
     let bytes = std::fs::read(&results).with_context(|| format!("cannot read {}", results.display()))?;
     let mut rows: Vec<EvalRow> = parse_rows(&bytes, &results)?;
+    // The experiment's outputs give each row's paired difference to its reference.
+    let pairs = match &experiment {
+        Some(e) => crate::experiment::intervals::compute(e, &e.cells(), &mut rows, &results.with_file_name("outputs"))?.reference,
+        None => Default::default(),
+    };
+    let metric = crate::eval::bootstrap::Metric::primary(task);
+    let mut rows: Vec<Scored> = rows
+        .into_iter()
+        .enumerate()
+        .map(|(i, row)| Scored { row, delta: pairs.get(&i).and_then(|d| d.iter().find(|(m, _)| *m == metric)).map(|(_, iv)| *iv) })
+        .collect();
     if let Some(e) = &experiment {
         rows = crate::tune::check::rows_of_model(e, rows, a.model.as_deref())?;
     }
     if let Some(v) = &a.variant {
         rows = crate::tune::check::rows_of_variant(rows, v);
     }
-    let c = crate::tune::check::check(&store.qualities()?, &rows, task)?;
+    let mut c = crate::tune::check::check(&store.qualities()?, &rows, task)?;
+    if !a.mem_budgets.is_empty() || a.min_speedup.is_some() || a.max_loss.is_some() {
+        let limits = |mem_budget| Limits { mem_budget, min_speedup: a.min_speedup, max_loss: a.max_loss.unwrap_or(DEFAULT_MAX_LOSS) };
+        let all: Vec<Limits> = std::iter::once(None).chain(a.mem_budgets.iter().copied().map(Some)).map(limits).collect();
+        c.choices = crate::tune::promise::choices(&crate::tune::cached::frontier_of(&store)?, &c.points, &all);
+    }
     let text = crate::tune::check::report(&c);
     if let Some(out) = &a.output {
         crate::fsutil::write_atomic(out, text.as_bytes()).with_context(|| format!("cannot write {}", out.display()))?;

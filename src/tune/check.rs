@@ -9,7 +9,7 @@ use anyhow::{bail, ensure};
 
 use super::grid::{share, Point};
 use super::store::Quality;
-use crate::eval::bootstrap::Metric;
+use crate::eval::bootstrap::{Interval, Metric};
 use crate::eval::method::Method;
 use crate::eval::row::EvalRow;
 use crate::experiment::config::Experiment;
@@ -31,6 +31,18 @@ pub struct Joined {
     pub score_hi: Option<f64>,
     /// Examples the score is over.
     pub examples: usize,
+    /// The score's paired difference to the anchor's on the same examples, where
+    /// the experiment's outputs give it.
+    #[serde(skip)]
+    pub delta: Option<Interval>,
+}
+
+/// A results row and, where the experiment's outputs give it, its primary score's
+/// paired difference to the anchor (the reference file) on the same examples.
+#[derive(Debug, Clone)]
+pub struct Scored {
+    pub row: EvalRow,
+    pub delta: Option<Interval>,
 }
 
 /// A rank correlation with its 95% interval (none below 4 points).
@@ -52,6 +64,9 @@ pub struct Check {
     pub kl: Correlation,
     /// Spearman of answer perplexity with the score's loss.
     pub answer_ppl: Correlation,
+    /// The points tune chooses under the limits asked for ([`super::promise`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub choices: Vec<super::promise::Choice>,
 }
 
 /// The tune point a results row measured: the reference file is the anchor, a
@@ -68,7 +83,7 @@ pub fn row_point(row: &EvalRow) -> Option<Point> {
 
 /// The rows of one experiment model: `name`, or the experiment's only model. Rows
 /// are told apart by the file they ran ([`model_label`]).
-pub fn rows_of_model(e: &Experiment, rows: Vec<EvalRow>, name: Option<&str>) -> anyhow::Result<Vec<EvalRow>> {
+pub fn rows_of_model(e: &Experiment, rows: Vec<Scored>, name: Option<&str>) -> anyhow::Result<Vec<Scored>> {
     let names: Vec<&str> = e.models.iter().map(|m| m.name.as_str()).collect();
     let name = match (name, names.as_slice()) {
         (Some(n), _) => {
@@ -78,21 +93,21 @@ pub fn rows_of_model(e: &Experiment, rows: Vec<EvalRow>, name: Option<&str>) -> 
         (None, [only]) => only,
         (None, _) => bail!("the experiment has {} models ({}); name the tuned one with --model", names.len(), names.join(", ")),
     };
-    Ok(rows.into_iter().filter(|r| model_label(e, r) == name).collect())
+    Ok(rows.into_iter().filter(|r| model_label(e, &r.row) == name).collect())
 }
 
 /// Keeps the anchor rows and the slice rows of selection `variant` (the results'
 /// `variant` column: `base=q4_k_m,down=neurons`, or empty for the paper's
 /// selection of an F16 slice).
-pub fn rows_of_variant(rows: Vec<EvalRow>, variant: &str) -> Vec<EvalRow> {
-    rows.into_iter().filter(|r| r.method == Method::Reference.name() || r.variant == variant).collect()
+pub fn rows_of_variant(rows: Vec<Scored>, variant: &str) -> Vec<Scored> {
+    rows.into_iter().filter(|r| r.row.method == Method::Reference.name() || r.row.variant == variant).collect()
 }
 
 /// The one file and selection that `candidates` (rows of one task at one point)
 /// ran, or an error naming them when they are several: a tune measures one file,
 /// and its points are joined with rows of that file only.
-fn one_file<'a>(candidates: &[&'a EvalRow], point: &Point) -> anyhow::Result<Option<&'a EvalRow>> {
-    let mut kinds: Vec<(&str, &str)> = candidates.iter().map(|r| (r.model.as_str(), r.variant.as_str())).collect();
+fn one_file<'a>(candidates: &[&'a Scored], point: &Point) -> anyhow::Result<Option<&'a Scored>> {
+    let mut kinds: Vec<(&str, &str)> = candidates.iter().map(|r| (r.row.model.as_str(), r.row.variant.as_str())).collect();
     kinds.sort_unstable();
     kinds.dedup();
     if kinds.len() > 1 {
@@ -109,7 +124,7 @@ fn one_file<'a>(candidates: &[&'a EvalRow], point: &Point) -> anyhow::Result<Opt
 
 /// Joins `qualities` with the `task` rows of `rows` at the same points and ranks
 /// them. Rows at one point must all be of one file and selection ([`one_file`]).
-pub fn check(qualities: &[Quality], rows: &[EvalRow], task: Task) -> anyhow::Result<Check> {
+pub fn check(qualities: &[Quality], rows: &[Scored], task: Task) -> anyhow::Result<Check> {
     let metric = Metric::primary(task);
     let (mut seen, mut points): (Vec<Point>, Vec<Joined>) = (Vec::new(), Vec::new());
     // Newest first: a point measured again is joined by its latest quality.
@@ -118,11 +133,13 @@ pub fn check(qualities: &[Quality], rows: &[EvalRow], task: Task) -> anyhow::Res
             continue;
         }
         seen.push(q.point);
-        let candidates: Vec<&EvalRow> = rows.iter().filter(|r| r.task == task.name() && row_point(r).is_some_and(|p| p.same(&q.point))).collect();
-        let row = one_file(&candidates, &q.point)?;
-        let Some((row, score)) = row.and_then(|r| Some((r, r.score(metric)?))) else { continue };
+        let candidates: Vec<&Scored> = rows.iter().filter(|r| r.row.task == task.name() && row_point(&r.row).is_some_and(|p| p.same(&q.point))).collect();
+        let Some(scored) = one_file(&candidates, &q.point)? else { continue };
+        let row = &scored.row;
+        let Some(score) = row.score(metric) else { continue };
         let (score_lo, score_hi) = row.interval(metric).map_or((None, None), |iv| (Some(iv.lo), Some(iv.hi)));
-        points.push(Joined { point: q.point, kl: q.kl, kl_lo: q.kl_lo, kl_hi: q.kl_hi, answer_ppl: q.answer_ppl, score, score_lo, score_hi, examples: row.examples });
+        let delta = scored.delta.filter(|_| !q.point.is_anchor());
+        points.push(Joined { point: q.point, kl: q.kl, kl_lo: q.kl_lo, kl_hi: q.kl_hi, answer_ppl: q.answer_ppl, score, score_lo, score_hi, examples: row.examples, delta });
     }
     ensure!(points.len() >= 3, "only {} tuned points have a {} row at the same gamma and phi; a rank correlation needs 3 or more", points.len(), task.name());
     points.sort_by(|a, b| a.kl.total_cmp(&b.kl));
@@ -134,6 +151,7 @@ pub fn check(qualities: &[Quality], rows: &[EvalRow], task: Task) -> anyhow::Res
         kl: of(points.iter().map(|j| j.kl).collect()),
         answer_ppl: of(points.iter().map(|j| j.answer_ppl).collect()),
         points,
+        choices: Vec::new(),
     })
 }
 
@@ -201,7 +219,11 @@ pub fn report(c: &Check) -> String {
         (Some(lo), Some(hi)) => format!("- Spearman of {name} with the {} loss: {:.2} [{lo:.2}, {hi:.2}] over {} points\n", c.metric, r.rho, r.n),
         _ => format!("- Spearman of {name} with the {} loss: {:.2} over {} points (no interval)\n", c.metric, r.rho, r.n),
     };
-    format!("{}\n{}{}", t.to_markdown(), line("KL", &c.kl), line("answer perplexity", &c.answer_ppl))
+    let mut text = format!("{}\n{}{}", t.to_markdown(), line("KL", &c.kl), line("answer perplexity", &c.answer_ppl));
+    if !c.choices.is_empty() {
+        text += &format!("\nThe point tune chooses under each set of limits, scored on the evaluation split:\n\n{}", super::promise::report(&c.choices, c.metric));
+    }
+    text
 }
 
 #[cfg(test)]

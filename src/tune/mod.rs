@@ -18,6 +18,7 @@ pub mod frontier;
 pub mod grid;
 pub mod measure;
 pub mod plot;
+pub mod promise;
 pub mod store;
 
 use std::path::{Path, PathBuf};
