@@ -4999,6 +4999,118 @@ static void ggml_out_prod_row(ggml_type type, const char * s0, size_t nb01, int6
 #endif
 }
 
+#if defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
+// selectinfer: rows [0, nr) of a Q8_0, Q4_0 or Q5_0 src0 (nc columns from s0, rows nb01
+// apart) dequantized into panel (nr x nc floats) with AVX2, the same values as
+// ggml_out_prod_dequantize; other types through it.
+static void ggml_out_prod_panel_avx2(ggml_type type, const char * GGML_RESTRICT s0, size_t nb01, int64_t nr, int64_t nc, float * GGML_RESTRICT panel) {
+    for (int64_t r = 0; r < nr; ++r) {
+        const char * row = s0 + r*nb01;
+        float * y = panel + r*nc;
+        if (type != GGML_TYPE_Q8_0 && type != GGML_TYPE_Q4_0 && type != GGML_TYPE_Q5_0) {
+            ggml_out_prod_dequantize(type, row, y, nc);
+            continue;
+        }
+        for (int64_t b = 0; b < nc/32; ++b) {
+            __m256i q;
+            ggml_fp16_t d;
+            if (type == GGML_TYPE_Q8_0) {
+                const block_q8_0 * x = (const block_q8_0 *) row + b;
+                q = _mm256_loadu_si256((const __m256i *) x->qs);
+                d = x->d;
+            } else if (type == GGML_TYPE_Q4_0) {
+                const block_q4_0 * x = (const block_q4_0 *) row + b;
+                q = ggml_out_prod_q4_0(x);
+                d = x->d;
+            } else {
+                const block_q5_0 * x = (const block_q5_0 *) row + b;
+                q = ggml_out_prod_q5_0(x);
+                d = x->d;
+            }
+            const __m256 s = _mm256_set1_ps(GGML_CPU_FP16_TO_FP32(d));
+            alignas(32) int8_t qb[32];
+            _mm256_store_si256((__m256i *) qb, q);
+            for (int k = 0; k < 4; ++k) {
+                const __m256 w = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *) (qb + 8*k))));
+                _mm256_storeu_ps(y + b*32 + 8*k, _mm256_mul_ps(s, w));
+            }
+        }
+    }
+}
+
+// selectinfer: the many-token out_prod (a prefill's neuron-major down projection) of
+// one thread's nc dst columns (a multiple of 32), blocked so that the sums stay in
+// registers and caches: tokens in blocks of GGML_OUT_PROD_TOKENS (their dst columns
+// stay in L2), src0 rows in panels of GGML_OUT_PROD_ROWS dequantized once per token
+// block, and 32 columns x 3 tokens summed in 12 registers over a panel's rows. Every
+// dst value takes the same fused multiply-adds in the same order (row 0 first) as the
+// row-by-row loop it replaces, so the results are bit-identical.
+#define GGML_OUT_PROD_TOKENS 64
+static void ggml_out_prod_tiles_avx2(ggml_type type, const char * GGML_RESTRICT s0, size_t nb01, int64_t ne01,
+        const char * GGML_RESTRICT s1, size_t nb10, size_t nb11, int64_t ne1,
+        char * GGML_RESTRICT d0, size_t nb1, int64_t nc, float * GGML_RESTRICT panel) {
+    for (int64_t t0 = 0; t0 < ne1; t0 += GGML_OUT_PROD_TOKENS) {
+        const int64_t t1 = MIN(t0 + GGML_OUT_PROD_TOKENS, ne1);
+        for (int64_t t = t0; t < t1; ++t) {
+            memset(d0 + t*nb1, 0, nc*sizeof(float));
+        }
+        for (int64_t n0 = 0; n0 < ne01; n0 += GGML_OUT_PROD_ROWS) {
+            const int64_t nr = MIN(GGML_OUT_PROD_ROWS, ne01 - n0);
+            ggml_out_prod_panel_avx2(type, s0 + n0*nb01, nb01, nr, nc, panel);
+            for (int64_t c = 0; c < nc; c += 32) {
+                int64_t t = t0;
+                for (; t + 3 <= t1; t += 3) {
+                    float * y[3];
+                    const char * a[3];
+                    __m256 acc[3][4];
+                    for (int j = 0; j < 3; ++j) {
+                        y[j] = (float *) (d0 + (t + j)*nb1) + c;
+                        a[j] = s1 + (t + j)*nb10 + n0*nb11;
+                        for (int k = 0; k < 4; ++k) {
+                            acc[j][k] = _mm256_loadu_ps(y[j] + 8*k);
+                        }
+                    }
+                    for (int64_t r = 0; r < nr; ++r) {
+                        const float * w = panel + r*nc + c;
+                        const __m256 w0 = _mm256_loadu_ps(w), w1 = _mm256_loadu_ps(w + 8), w2 = _mm256_loadu_ps(w + 16), w3 = _mm256_loadu_ps(w + 24);
+                        for (int j = 0; j < 3; ++j) {
+                            const __m256 v = _mm256_broadcast_ss((const float *) (a[j] + r*nb11));
+                            acc[j][0] = _mm256_fmadd_ps(w0, v, acc[j][0]);
+                            acc[j][1] = _mm256_fmadd_ps(w1, v, acc[j][1]);
+                            acc[j][2] = _mm256_fmadd_ps(w2, v, acc[j][2]);
+                            acc[j][3] = _mm256_fmadd_ps(w3, v, acc[j][3]);
+                        }
+                    }
+                    for (int j = 0; j < 3; ++j) {
+                        for (int k = 0; k < 4; ++k) {
+                            _mm256_storeu_ps(y[j] + 8*k, acc[j][k]);
+                        }
+                    }
+                }
+                for (; t < t1; ++t) {
+                    float * y = (float *) (d0 + t*nb1) + c;
+                    const char * a = s1 + t*nb10 + n0*nb11;
+                    __m256 acc[4];
+                    for (int k = 0; k < 4; ++k) {
+                        acc[k] = _mm256_loadu_ps(y + 8*k);
+                    }
+                    for (int64_t r = 0; r < nr; ++r) {
+                        const float * w = panel + r*nc + c;
+                        const __m256 v = _mm256_broadcast_ss((const float *) (a + r*nb11));
+                        for (int k = 0; k < 4; ++k) {
+                            acc[k] = _mm256_fmadd_ps(_mm256_loadu_ps(w + 8*k), v, acc[k]);
+                        }
+                    }
+                    for (int k = 0; k < 4; ++k) {
+                        _mm256_storeu_ps(y + 8*k, acc[k]);
+                    }
+                }
+            }
+        }
+    }
+}
+#endif
+
 // selectinfer: out_prod with a quantized or F16 src0, the form of a neuron-major down
 // projection (src0 = [n_embd, k], one row per neuron; dst[:, t] = sum_n src0[:, n]*src1[t, n]).
 // Threads split dst's columns in whole blocks of src0's type, so one dst row (one decoded
@@ -5077,6 +5189,14 @@ static void ggml_compute_forward_out_prod_q_f32(
 
     for (int64_t i3 = 0; i3 < ne3; ++i3) {
         for (int64_t i2 = 0; i2 < ne2; ++i2) {
+#if defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
+            if (nc % 32 == 0) {
+                ggml_out_prod_tiles_avx2(type, (const char *) src0->data + i2*nb02 + i3*nb03 + off0, nb01, ne01,
+                    (const char *) src1->data + i2*nb12 + i3*nb13, nb10, nb11, ne1,
+                    (char *) dst->data + i2*nb2 + i3*nb3 + c0*sizeof(float), nb1, nc, wdata);
+                continue;
+            }
+#endif
             for (int64_t i1 = 0; i1 < ne1; ++i1) {
                 memset((char *) dst->data + i1*nb1 + i2*nb2 + i3*nb3 + c0*sizeof(float), 0, nc*sizeof(float));
             }
