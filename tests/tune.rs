@@ -154,9 +154,19 @@ fn tune_check_ranks_the_committed_frontier_as_computed_by_hand() {
     let before = std::fs::read(frontier.join("quality.jsonl")).unwrap();
     let out = tempfile::tempdir().unwrap();
     let md = out.path().join("spearman.md");
-    let o = selectinfer(&["tune-check", "--frontier", frontier.to_str().unwrap(), "--results", results.to_str().unwrap(), "-o", md.to_str().unwrap()]);
+    let yaml = repo_root().join("experiments/tune-check-qwen2.5-1.5b.yaml");
+    let committed = std::fs::read_to_string(dir.join("spearman.md")).unwrap();
+    // The committed report: the ranking, then the choice under two budgets.
+    let o = selectinfer(&[
+        "tune-check", "--frontier", frontier.to_str().unwrap(), "--experiment", yaml.to_str().unwrap(), "--mem-budget", "1200MiB", "--mem-budget", "1100MiB", "-o", md.to_str().unwrap(),
+    ]);
     assert!(o.status.success(), "{}", text(&o).1);
-    assert_eq!(std::fs::read_to_string(&md).unwrap(), std::fs::read_to_string(dir.join("spearman.md")).unwrap());
+    assert_eq!(std::fs::read_to_string(&md).unwrap(), committed);
+    // Without limits the report is the ranking alone.
+    let ranking = &committed[..committed.find("\nThe point tune chooses").expect("the budgets section")];
+    let o = selectinfer(&["tune-check", "--frontier", frontier.to_str().unwrap(), "--results", results.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", text(&o).1);
+    assert_eq!(text(&o).0, ranking);
     let o = selectinfer(&["tune-check", "--frontier", frontier.to_str().unwrap(), "--results", results.to_str().unwrap(), "--json"]);
     let v: serde_json::Value = serde_json::from_str(&text(&o).0).unwrap();
     assert_eq!(v["points"].as_array().unwrap().len(), 10);
@@ -164,10 +174,9 @@ fn tune_check_ranks_the_committed_frontier_as_computed_by_hand() {
     assert_eq!(std::fs::read(frontier.join("quality.jsonl")).unwrap(), before);
     // Told by the experiment file, the rows are the same (one model), and the
     // report is too.
-    let yaml = repo_root().join("experiments/tune-check-qwen2.5-1.5b.yaml");
     let o = selectinfer(&["tune-check", "--frontier", frontier.to_str().unwrap(), "--experiment", yaml.to_str().unwrap(), "--results", results.to_str().unwrap()]);
     assert!(o.status.success(), "{}", text(&o).1);
-    assert_eq!(text(&o).0, std::fs::read_to_string(dir.join("spearman.md")).unwrap());
+    assert_eq!(text(&o).0, ranking);
     // Under budgets: the point tune chooses from the frontier, with its paired
     // difference on the evaluation split as the experiment's report gives it
     // (results/tune-check-qwen2.5-1.5b/README.md: dense-loaded 0.85, -1.1 [-4.1, +1.9]).
@@ -193,10 +202,10 @@ fn tune_check_ranks_the_committed_frontier_as_computed_by_hand() {
     assert!(text(&o).1.contains("rows of 2 files or selections at gamma "), "{}", text(&o).1);
     let o = selectinfer(&["tune-check", "--frontier", frontier.to_str().unwrap(), "--results", mixed_csv.to_str().unwrap(), "--variant", "base=q4_k_m,down=neurons"]);
     assert!(o.status.success(), "{}", text(&o).1);
-    assert_eq!(text(&o).0, std::fs::read_to_string(dir.join("spearman.md")).unwrap());
+    assert_eq!(text(&o).0, ranking);
     let o = selectinfer(&["tune-check", "--frontier", frontier.to_str().unwrap(), "--results", mixed_csv.to_str().unwrap(), "--experiment", yaml.to_str().unwrap()]);
     assert!(o.status.success(), "the experiment's model only: {}", text(&o).1);
-    assert_eq!(text(&o).0, std::fs::read_to_string(dir.join("spearman.md")).unwrap());
+    assert_eq!(text(&o).0, ranking);
     // A folder that is not a tune's is an error, not a panic.
     let o = selectinfer(&["tune-check", "--frontier", out.path().to_str().unwrap(), "--results", results.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o).1);
