@@ -4,6 +4,7 @@
 
 mod common;
 
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -13,7 +14,20 @@ fn q4() -> String {
 }
 
 fn spawn(args: &[&str], cwd: &Path) -> Child {
-    Command::new(env!("CARGO_BIN_EXE_selectinfer")).args(args).current_dir(cwd).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap()
+    let mut c = Command::new(env!("CARGO_BIN_EXE_selectinfer"));
+    c.args(args).current_dir(cwd).stdout(Stdio::null()).stderr(Stdio::piped());
+    // A shell that starts the test suite in the background (`scripts/test.sh &`)
+    // makes SIGINT ignored, and an ignored signal stays ignored across exec: the
+    // "at start" point would then interrupt nothing. Give the child Ctrl-C's
+    // default disposition, as a terminal does.
+    // SAFETY: signal() is async-signal-safe, as pre_exec requires.
+    unsafe {
+        c.pre_exec(|| {
+            libc::signal(libc::SIGINT, libc::SIG_DFL);
+            Ok(())
+        });
+    }
+    c.spawn().unwrap()
 }
 
 /// Every file under `dir`.
