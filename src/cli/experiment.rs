@@ -60,7 +60,7 @@ pub fn child_refusal(args: Vec<String>) -> Result<(), String> {
 pub fn run(a: ExperimentArgs) -> anyhow::Result<()> {
     let e = Experiment::read(&a.file)?;
     let name = a.file.file_stem().map(|s| s.to_string_lossy().into_owned()).context("the experiment file needs a name")?;
-    let dir = a.out_dir.clone().unwrap_or_else(|| PathBuf::from("results").join(&name));
+    let dir = a.out_dir.clone().unwrap_or_else(|| crate::experiment::default_results_dir(&a.file));
     let cells = e.cells();
     crate::experiment::validate::check(&e, &cells, &child_refusal).with_context(|| format!("{} is not a valid experiment", a.file.display()))?;
     if a.list_outputs {

@@ -94,8 +94,7 @@ pub fn implicit_inputs(command: &super::Command, paths: &mut Paths) {
                 paths.input("(an experiment dataset)", crate::fsutil::bundled(&data));
             }
             if a.out_dir.is_none() {
-                let name = a.file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-                paths.output("(results folder)", PathBuf::from("results").join(name), Written::Dir);
+                paths.output("(results folder)", crate::experiment::default_results_dir(&a.file), Written::Dir);
             }
         }
         _ => {}

@@ -144,7 +144,7 @@ pub fn check(a: TuneCheckArgs) -> anyhow::Result<()> {
     let experiment = a.experiment.as_deref().map(crate::experiment::config::Experiment::read).transpose()?;
     let results = match (&a.results, &a.experiment) {
         (Some(r), _) => r.clone(),
-        (None, Some(e)) => PathBuf::from("results").join(e.file_stem().unwrap_or_default()).join("results.csv"),
+        (None, Some(e)) => crate::experiment::default_results_dir(e).join("results.csv"),
         (None, None) => anyhow::bail!("give --results CSV or --experiment YAML"),
     };
     let bytes = std::fs::read(&results).with_context(|| format!("cannot read {}", results.display()))?;

@@ -11,3 +11,9 @@ pub mod plot;
 pub mod report;
 pub mod run;
 pub mod validate;
+
+/// Where an experiment file's results go unless told otherwise: results/NAME, NAME
+/// the file's stem (`experiment`, its path checks, and `tune-check --experiment`).
+pub fn default_results_dir(file: &std::path::Path) -> std::path::PathBuf {
+    std::path::PathBuf::from("results").join(file.file_stem().unwrap_or_default())
+}

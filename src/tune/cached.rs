@@ -38,7 +38,7 @@ pub fn frontier_of(store: &Store) -> anyhow::Result<Vec<Measured>> {
             continue;
         }
         let Some(s) = speeds.iter().rev().find(|s| s.point.same(&q.point)) else { continue };
-        out.push(Measured { quality: q.clone(), weight_bytes: s.weight_bytes, peak_rss_bytes: s.peak_rss_bytes, decode_tps: s.decode_tps, prefill_tps: s.prefill_tps, speedup: s.speedup });
+        out.push(Measured::new(q.clone(), s));
     }
     frontier::sort(&mut out);
     Ok(out)

@@ -4,7 +4,7 @@
 use anyhow::bail;
 
 use super::grid::{share, Point};
-use super::store::Quality;
+use super::store::{Quality, Speed};
 use crate::output::{format_bytes, Table};
 
 /// One point's measurements: quality on the task's profiling split, speed in one
@@ -25,6 +25,11 @@ pub struct Measured {
 }
 
 impl Measured {
+    /// A point's quality joined with its speed from a bench run.
+    pub fn new(quality: Quality, s: &Speed) -> Measured {
+        Measured { quality, weight_bytes: s.weight_bytes, peak_rss_bytes: s.peak_rss_bytes, decode_tps: s.decode_tps, prefill_tps: s.prefill_tps, speedup: s.speedup }
+    }
+
     /// The point measured.
     pub fn point(&self) -> &Point {
         &self.quality.point

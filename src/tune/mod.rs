@@ -189,7 +189,7 @@ fn joined(store: &Store, points: &[Point]) -> anyhow::Result<Vec<Measured>> {
             let q = qualities.iter().rev().find(|q| q.point.same(p)).with_context(|| format!("no quality measured for {p}"))?;
             // The anchor is timed in every run; its speedup is 1 by definition.
             let s = speeds.iter().rev().find(|s| s.point.same(p)).with_context(|| format!("no speed measured for {p}"))?;
-            Ok(Measured { quality: q.clone(), weight_bytes: s.weight_bytes, peak_rss_bytes: s.peak_rss_bytes, decode_tps: s.decode_tps, prefill_tps: s.prefill_tps, speedup: s.speedup })
+            Ok(Measured::new(q.clone(), s))
         })
         .collect()
 }
