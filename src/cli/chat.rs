@@ -137,9 +137,9 @@ pub fn run(a: ChatArgs) -> anyhow::Result<()> {
 fn run_tuned(a: ChatArgs) -> anyhow::Result<()> {
     let limits = Limits { mem_budget: a.mem_budget, min_speedup: a.min_speedup, max_loss: a.max_loss.unwrap_or(DEFAULT_MAX_LOSS) };
     let mut task = a.task.context("--tuned needs --task")?;
+    let mut c = crate::tune::cached::choose(&a.model, task, a.tune_work.as_deref(), &limits)?;
     let mut messages: Vec<(String, String)> = Vec::new();
     loop {
-        let c = crate::tune::cached::choose(&a.model, task, a.tune_work.as_deref(), &limits)?;
         eprintln!(
             "chat: tuned point {} for {task} ({}): decode {:.2}x the file, KL {:.4}, peak RSS {} as tuned; {}",
             c.point(),
@@ -165,9 +165,10 @@ fn run_tuned(a: ChatArgs) -> anyhow::Result<()> {
         }
         match chat_with(&b, &model, &mut messages)? {
             Next::Quit => return Ok(()),
+            // The switch's choice is kept, not made again (it hashes the file).
             Next::SwitchTask(t) => match crate::tune::cached::choose(&a.model, t, a.tune_work.as_deref(), &limits) {
-                Ok(_) => {
-                    task = t;
+                Ok(next) => {
+                    (task, c) = (t, next);
                     eprintln!("chat: base task now {t}; the conversation is kept and re-read");
                 }
                 Err(e) => eprintln!("chat: {e:#}; staying with {task}"),
