@@ -9,7 +9,7 @@ use std::path::Path;
 use common::*;
 use selectinfer::compute::{ComputeRequest, SessionPlan};
 use selectinfer::engine::{LoadOptions, Model, Session, SessionOptions};
-use selectinfer::eval::answers::{answer_divergence, AnswerReference};
+use selectinfer::eval::answers::{answer_divergence, answer_divergences, AnswerReference};
 use selectinfer::eval::kl::position_kl;
 use selectinfer::synth::SynthArch;
 use selectinfer::tasks::{read_examples, Split, Task};
@@ -59,6 +59,39 @@ fn the_answer_kl_of_a_dense_decode_is_the_batch_kl_computed_independently() {
     assert!(expected > 1e-4, "the slice should move the output: {expected}");
     assert!((d.kl.point - expected).abs() <= 1e-3 * expected + 1e-6, "decode-path KL {} against batch KL {expected}", d.kl.point);
     assert!(d.kl.lo <= d.kl.point && d.kl.point <= d.kl.hi, "{:?}", d.kl);
+}
+
+/// Every phi of a slice scored from one prefill per example equals the same phi
+/// in a session of its own, bit for bit: llama in both layouts, and gemma3
+/// (sliding-window attention).
+#[test]
+fn every_phi_scored_from_one_prefill_equals_a_session_of_its_own() {
+    for (arch, layout) in [(SynthArch::Llama, "neurons"), (SynthArch::Llama, "columns"), (SynthArch::Gemma3, "neurons")] {
+        let dir = tempfile::tempdir().unwrap();
+        let (model, profile, data) = translate_profile(dir.path(), arch);
+        let slice = translate_slice(dir.path(), &model, &profile, "s.gguf", &["--down-layout", layout]);
+        let all = read_examples(&data, Task::Translate).unwrap();
+        let examples = &Split::Profile.select(&all)[..3];
+        let anchor = Model::load(&model, &LoadOptions::default()).unwrap();
+        let reference = AnswerReference::measure(&anchor, examples, &[], 5, 2).unwrap();
+        let sliced = Model::load(&slice, &LoadOptions::default()).unwrap();
+        let n_ctx = reference.n_ctx();
+        let opts = || SessionOptions { n_ctx, n_batch: n_ctx, threads: 2, observer: None };
+        // Dense first: the prefill must still count the votes for the phis after it.
+        let phis = [None, Some(0.5), Some(0.3), Some(0.4)];
+        let plans: Vec<SessionPlan> = phis.iter().map(|&phi| SessionPlan::build(&ComputeRequest { compute: phi, ..ComputeRequest::default() }, sliced.gguf()).unwrap()).collect();
+        let computes: Vec<_> = plans.iter().map(|p| p.compute.clone()).collect();
+        let mut s = plans[1].open(&sliced, opts()).unwrap();
+        let together = answer_divergences(&mut s, &computes, examples, &[], &reference).unwrap();
+        drop(s);
+        let kls: Vec<f64> = together.iter().map(|d| d.kl.point).collect();
+        assert!(kls[2] > kls[0] && kls[1] > kls[0], "{arch:?} {layout}: computing fewer neurons should move the answers further: {kls:?}");
+        for (plan, t) in plans.iter().zip(&together) {
+            let mut s = plan.open(&sliced, opts()).unwrap();
+            let alone = answer_divergence(&mut s, examples, &[], &reference).unwrap();
+            assert_eq!(&alone, t, "{arch:?} {layout}: phi {:?}", plan.phi);
+        }
+    }
 }
 
 #[test]

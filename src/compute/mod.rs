@@ -87,6 +87,10 @@ pub struct SelectiveSession<'m> {
     decode_refit: Option<f64>,
     /// CPU threads of the session (the refit fits this many layers at once).
     threads: usize,
+    /// Whether the last prefill counted votes ([`SelectiveSession::reselect`] needs them).
+    votes_counted: bool,
+    /// The plan the session was opened with: its votes' shape ([`SelectiveSession::set_plan`]).
+    opened: ComputePlan,
 }
 
 /// How decode reaches the computed neurons.
@@ -126,6 +130,7 @@ impl<'m> SelectiveSession<'m> {
         let row_groups = plan.layers.iter().enumerate().map(|(l, lp)| if lp.is_some() { model.ffn_row_group(l) } else { 1 }).collect();
         Ok(SelectiveSession {
             session,
+            opened: plan.clone(),
             plan,
             state,
             file: None,
@@ -136,6 +141,7 @@ impl<'m> SelectiveSession<'m> {
             decode_bias: false,
             decode_refit: None,
             threads,
+            votes_counted: false,
         })
     }
 
@@ -258,6 +264,12 @@ impl<'m> SelectiveSession<'m> {
     /// Prefills `prompt` over all loaded neurons while counting votes, then selects
     /// and installs the compacted FFNs for the following decode steps.
     pub fn prefill_and_select(&mut self, prompt: &[Token]) -> anyhow::Result<(GenerateStats, SelectionStats)> {
+        self.prefill_counting(prompt, self.plan.is_selective())
+    }
+
+    /// [`Self::prefill_and_select`], counting votes where `count` (a dense plan
+    /// need not; [`Self::reselect`] may choose from them later).
+    fn prefill_counting(&mut self, prompt: &[Token], count: bool) -> anyhow::Result<(GenerateStats, SelectionStats)> {
         self.session.clear_compact_ffn();
         // Prefill runs over the loaded neurons in file order (bit-identical to the
         // plain engine), whatever an earlier prompt or another session reordered.
@@ -268,7 +280,7 @@ impl<'m> SelectiveSession<'m> {
             let mut s = self.state.lock().unwrap();
             let widths: Vec<Option<usize>> = self.plan.layers.iter().map(|l| l.as_ref().map(|l| l.n_loaded)).collect();
             s.votes = Votes::new(&widths);
-            s.enabled = self.plan.is_selective();
+            s.enabled = count;
             s.fit = self.decode_refit.filter(|_| s.enabled).map(|ridge| {
                 let plan = self.plan.layers.iter().enumerate().map(|(l, lp)| lp.as_ref().map(|lp| (lp.static_positions.clone(), self.computed(l, lp) - lp.static_positions.len()))).collect();
                 PrefillFit::new(ridge, self.threads, prompt.len(), self.in_place, plan)
@@ -285,6 +297,7 @@ impl<'m> SelectiveSession<'m> {
             self.session.prefill(prompt)?
         };
         self.state.lock().unwrap().enabled = false;
+        self.votes_counted = count;
         let mut sel = self.select_and_install()?;
         if fits {
             // The fits' buffers under the memory-mapped size leave free chunks on the
@@ -299,6 +312,43 @@ impl<'m> SelectiveSession<'m> {
         }
         sel.select_ms += restore_ms;
         Ok((stats, sel))
+    }
+
+    /// Computes `plan` from the next prefill or [`Self::reselect`] on: another phi
+    /// over the loaded and static neurons the session was opened with, or dense. Not with the decode bias
+    /// or refit, which are fitted to one phi's set during the prefill.
+    pub fn set_plan(&mut self, plan: ComputePlan) -> anyhow::Result<()> {
+        if plan == self.plan {
+            return Ok(());
+        }
+        let same_votes = plan.layers == self.opened.layers && plan.token_share == self.opened.token_share;
+        ensure!(!plan.is_selective() || same_votes, "a selective plan must keep the sparsified layers, loaded and static neurons and alpha the session was opened with");
+        ensure!(self.decode_refit.is_none() && !self.decode_bias, "the decode bias and refit are fitted to one phi during the prefill; open a session per phi");
+        self.session.clear_compact_ffn();
+        self.session.model().restore_ffn_order()?;
+        self.current.iter_mut().for_each(|c| *c = None);
+        self.plan = plan;
+        Ok(())
+    }
+
+    /// Decodes the prompt just prefilled again, with the plan [`Self::set_plan`]
+    /// set since: drops the cached tokens after `prompt` and installs the plan's
+    /// neurons, chosen from the prompt's votes. The prefill runs over every loaded
+    /// neuron whatever phi is, so decode then runs exactly as after a prefill with
+    /// this plan (`tune` scores every phi of a slice from one prefill per prompt).
+    /// The prompt's last logits are not restored: keep them from the prefill.
+    /// Where the cache cannot drop a suffix (sliding-window caches) the prompt is
+    /// prefilled again, counting votes only under a selective plan: score the
+    /// selective plans first.
+    pub fn reselect(&mut self, prompt: &[Token]) -> anyhow::Result<SelectionStats> {
+        ensure!(self.session.n_past() >= prompt.len(), "reselect follows the prefill of the same prompt");
+        ensure!(!self.plan.is_selective() || self.votes_counted, "the prompt's votes were not counted: prefill it with a selective plan first");
+        self.session.clear_compact_ffn();
+        self.session.model().restore_ffn_order()?;
+        if !self.session.truncate(prompt.len()) {
+            return Ok(self.prefill_and_select(prompt)?.1);
+        }
+        self.select_and_install()
     }
 
     /// Prefill, selection, then generation (see [`Session::generate`]).

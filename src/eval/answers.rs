@@ -17,7 +17,7 @@ use anyhow::ensure;
 use super::bootstrap::{percentile_interval, resamples, Interval, RESAMPLES, SEED};
 use super::harness::prompt_with_shots;
 use super::perplexity::{perplexity_interval, NllSpan};
-use crate::compute::SelectiveSession;
+use crate::compute::{ComputePlan, SelectiveSession};
 use crate::engine::{Model, Session, SessionOptions, Token};
 use crate::profile::text::nll;
 use crate::tasks::Example;
@@ -109,29 +109,79 @@ pub struct AnswerDivergence {
 /// position's next-token distribution from the anchor's ([`super::kl::position_kl`])
 /// and the answer's NLL.
 pub fn answer_divergence(s: &mut SelectiveSession<'_>, examples: &[Example], shots: &[Example], reference: &AnswerReference) -> anyhow::Result<AnswerDivergence> {
+    let plan = s.plan().clone();
+    Ok(answer_divergences(s, &[plan], examples, shots, reference)?.remove(0))
+}
+
+/// [`answer_divergence`] of each of `plans` (phis of the session's file, or dense)
+/// from one prefill per example: the prompt is prefilled once, counting votes, and
+/// each plan then selects from them and decodes the answer
+/// ([`SelectiveSession::reselect`]). The prefill runs over every loaded neuron
+/// whatever phi is, so each result equals a session of its own plan's.
+pub fn answer_divergences(s: &mut SelectiveSession<'_>, plans: &[ComputePlan], examples: &[Example], shots: &[Example], reference: &AnswerReference) -> anyhow::Result<Vec<AnswerDivergence>> {
     ensure!(examples.len() == reference.answers.len() && !examples.is_empty(), "{} examples against a reference of {}", examples.len(), reference.answers.len());
-    let (mut spans, mut kls, mut same) = (Vec::with_capacity(examples.len()), Vec::with_capacity(examples.len()), 0usize);
+    ensure!(!plans.is_empty(), "no plan to score");
+    // Selective plans first: the prefill counts votes under the first of them (and
+    // a cache that cannot drop the answer prefills again under each plan).
+    let mut order: Vec<usize> = (0..plans.len()).collect();
+    order.sort_by_key(|&i| !plans[i].is_selective());
+    let first = order[0];
+    let mut scores: Vec<Scores> = plans.iter().map(|_| Scores::default()).collect();
     for (ex, (answer, rows)) in examples.iter().zip(&reference.answers) {
         let prompt = s.session().model().tokenize(&prompt_with_shots(ex, shots), true, false);
+        s.set_plan(plans[first].clone())?;
         s.clear();
         s.prefill_and_select(&prompt)?;
+        let after_prompt = s.session().logits(-1).to_vec();
+        for (k, &i) in order.iter().enumerate() {
+            if k > 0 {
+                s.set_plan(plans[i].clone())?;
+                s.reselect(&prompt)?;
+            }
+            scores[i].add(s, answer, rows, &after_prompt)?;
+        }
+    }
+    Ok(scores.into_iter().map(Scores::divergence).collect())
+}
+
+/// One plan's answers so far.
+#[derive(Default)]
+struct Scores {
+    /// Per example: the answer's NLL, and its summed KL.
+    spans: Vec<NllSpan>,
+    kls: Vec<NllSpan>,
+    /// Positions whose most likely token is the anchor's.
+    same: usize,
+}
+
+impl Scores {
+    /// Teacher-forces `answer` after the prompt (whose last logits are
+    /// `after_prompt`), scoring each position against the anchor's `rows`.
+    fn add(&mut self, s: &mut SelectiveSession<'_>, answer: &[Token], rows: &[Vec<f32>], after_prompt: &[f32]) -> anyhow::Result<()> {
         let (mut nll_sum, mut kl_sum) = (0.0, 0.0);
         for (j, (&token, row)) in answer.iter().zip(rows).enumerate() {
-            if j > 0 {
+            let logits = if j == 0 {
+                after_prompt
+            } else {
                 s.session().decode(&[answer[j - 1]], false)?;
-            }
-            let logits = s.session().logits(-1);
+                s.session().logits(-1)
+            };
             nll_sum += nll(logits, token as usize);
             let (kl, top) = super::kl::position_kl(row, logits);
             kl_sum += kl;
-            same += usize::from(top);
+            self.same += usize::from(top);
         }
-        spans.push(NllSpan { tokens: answer.len(), nll: nll_sum });
-        kls.push(NllSpan { tokens: answer.len(), nll: kl_sum });
+        self.spans.push(NllSpan { tokens: answer.len(), nll: nll_sum });
+        self.kls.push(NllSpan { tokens: answer.len(), nll: kl_sum });
+        Ok(())
     }
-    let tokens: usize = spans.iter().map(|s| s.tokens).sum();
-    let mean_kl = |idx: &[usize]| idx.iter().map(|&i| kls[i].nll).sum::<f64>() / idx.iter().map(|&i| kls[i].tokens).sum::<usize>().max(1) as f64;
-    let all: Vec<usize> = (0..kls.len()).collect();
-    let kl = percentile_interval(mean_kl(&all), resamples(kls.len(), RESAMPLES, SEED).iter().map(|r| mean_kl(r)).collect());
-    Ok(AnswerDivergence { kl, same_top: same as f64 / tokens.max(1) as f64, ppl: perplexity_interval(&spans), tokens })
+
+    fn divergence(self) -> AnswerDivergence {
+        let kls = &self.kls;
+        let tokens: usize = self.spans.iter().map(|s| s.tokens).sum();
+        let mean_kl = |idx: &[usize]| idx.iter().map(|&i| kls[i].nll).sum::<f64>() / idx.iter().map(|&i| kls[i].tokens).sum::<usize>().max(1) as f64;
+        let all: Vec<usize> = (0..kls.len()).collect();
+        let kl = percentile_interval(mean_kl(&all), resamples(kls.len(), RESAMPLES, SEED).iter().map(|r| mean_kl(r)).collect());
+        AnswerDivergence { kl, same_top: self.same as f64 / tokens.max(1) as f64, ppl: perplexity_interval(&self.spans), tokens }
+    }
 }

@@ -12,7 +12,7 @@ use super::grid::{share, Point, STATIC_SHARE};
 use super::store::{Quality, Speed, Store};
 use crate::compute::{ComputeRequest, SessionPlan};
 use crate::engine::{LoadOptions, Model, SessionOptions};
-use crate::eval::answers::{answer_divergence, AnswerReference};
+use crate::eval::answers::{answer_divergences, AnswerReference};
 use crate::tasks::{Example, Task};
 
 /// How `bench` times the points.
@@ -115,26 +115,35 @@ struct BenchLine {
     peak_rss_bytes: Option<u64>,
 }
 
-/// The quality of the point whose file is `file`: its answers to `examples`
-/// against the anchor's `reference`, decode computing the point's phi.
-pub fn quality(file: &Path, point: &Point, reference: &AnswerReference, examples: &[Example], shots: &[Example], threads: i32) -> anyhow::Result<Quality> {
+/// The quality of each of `points`, all on the file `file` (one slice's phis, or
+/// the anchor): their answers to `examples` against the anchor's `reference`,
+/// decode computing each point's phi, every phi from one prefill per example
+/// ([`answer_divergences`]).
+pub fn qualities(file: &Path, points: &[Point], reference: &AnswerReference, examples: &[Example], shots: &[Example], threads: i32) -> anyhow::Result<Vec<Quality>> {
     let model = Model::load(file, &LoadOptions::default()).with_context(|| format!("cannot load {}", file.display()))?;
-    let req = ComputeRequest { compute: point.compute, ..ComputeRequest::default() };
-    let plan = SessionPlan::build(&req, model.gguf())?;
+    let plans: Vec<SessionPlan> = points.iter().map(|p| SessionPlan::build(&ComputeRequest { compute: p.compute, ..ComputeRequest::default() }, model.gguf())).collect::<anyhow::Result<_>>()?;
     let n_ctx = reference.n_ctx();
-    let mut s = plan.open(&model, SessionOptions { n_ctx, n_batch: n_ctx, threads, observer: None })?;
-    let d = answer_divergence(&mut s, examples, shots, reference)?;
-    Ok(Quality {
-        point: *point,
-        kl: d.kl.point,
-        kl_lo: d.kl.lo,
-        kl_hi: d.kl.hi,
-        same_top: d.same_top,
-        answer_ppl: d.ppl.point,
-        ppl_lo: d.ppl.lo,
-        ppl_hi: d.ppl.hi,
-        tokens: d.tokens,
-    })
+    let opts = || SessionOptions { n_ctx, n_batch: n_ctx, threads, observer: None };
+    // The plans differ in phi only; the session is opened with one that counts votes.
+    let opener = plans.iter().find(|p| p.compute.is_selective()).unwrap_or(&plans[0]);
+    let mut s = opener.open(&model, opts())?;
+    let computes: Vec<_> = plans.iter().map(|p| p.compute.clone()).collect();
+    let ds = answer_divergences(&mut s, &computes, examples, shots, reference)?;
+    Ok(points
+        .iter()
+        .zip(ds)
+        .map(|(p, d)| Quality {
+            point: *p,
+            kl: d.kl.point,
+            kl_lo: d.kl.lo,
+            kl_hi: d.kl.hi,
+            same_top: d.same_top,
+            answer_ppl: d.ppl.point,
+            ppl_lo: d.ppl.lo,
+            ppl_hi: d.ppl.hi,
+            tokens: d.tokens,
+        })
+        .collect())
 }
 
 fn path_arg(p: &Path) -> String {

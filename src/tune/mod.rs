@@ -9,8 +9,11 @@
 //! The quality measure is the mean KL divergence of the next-token distributions
 //! at the reference answers' positions from the file's own, after the prompt's
 //! prefill has chosen the dynamic neurons: llama-perplexity's KL, measured where
-//! selective computation acts. Every measured point is appended to the work folder
-//! ([`store`]) at once, so an interrupted tune resumes where it stopped.
+//! selective computation acts. The prefill runs over every loaded neuron whatever
+//! phi is, so every phi of one slice is scored from one prefill per example
+//! ([`crate::eval::answers::answer_divergences`]; bit-identical to a session per
+//! phi). Every measured file's points are appended to the work folder ([`store`])
+//! at once, so an interrupted tune resumes where it stopped.
 
 pub mod cached;
 pub mod check;
@@ -157,17 +160,31 @@ fn measure_points(
     }
     let have = store.qualities()?;
     let todo: Vec<&Point> = points.iter().filter(|p| !have.iter().any(|q| q.point.same(p))).collect();
-    for (i, p) in todo.iter().enumerate() {
+    // Every phi of one file is scored from one prefill per example.
+    let mut files: Vec<(PathBuf, Vec<Point>)> = Vec::new();
+    for p in &todo {
+        let file = store.slice_path(p).unwrap_or_else(|| req.model.clone());
+        match files.iter_mut().find(|(f, _)| *f == file) {
+            Some((_, ps)) => ps.push(**p),
+            None => files.push((file, vec![**p])),
+        }
+    }
+    let mut done = 0;
+    for (file, group) in &files {
         if reference.is_none() {
             eprintln!("tune: the file's own answers on {} profiling examples", examples.len());
             let model = Model::load(&req.model, &LoadOptions::default()).with_context(|| format!("cannot load {}", req.model.display()))?;
             *reference = Some(AnswerReference::measure(&model, examples, shots, MAX_ANSWER_TOKENS, req.bench.threads)?);
         }
-        let file = store.slice_path(p).unwrap_or_else(|| req.model.clone());
         let t0 = std::time::Instant::now();
-        let q = measure::quality(&file, p, reference.as_ref().expect("measured above"), examples, shots, req.bench.threads)?;
-        eprintln!("tune: [{}/{}] {p}: KL {:.4} [{:.4}, {:.4}], answer ppl {:.2} ({:.0} s)", i + 1, todo.len(), q.kl, q.kl_lo, q.kl_hi, q.answer_ppl, t0.elapsed().as_secs_f64());
-        store.add_quality(&q)?;
+        let qs = measure::qualities(file, group, reference.as_ref().expect("measured above"), examples, shots, req.bench.threads)?;
+        let secs = t0.elapsed().as_secs_f64();
+        for q in &qs {
+            done += 1;
+            eprintln!("tune: [{done}/{}] {}: KL {:.4} [{:.4}, {:.4}], answer ppl {:.2}", todo.len(), q.point, q.kl, q.kl_lo, q.kl_hi, q.answer_ppl);
+            store.add_quality(q)?;
+        }
+        eprintln!("tune: {} point(s) of {} in {secs:.0} s", qs.len(), file_name(file));
     }
     let speeds = store.speeds()?;
     let untimed: Vec<Point> = points.iter().filter(|p| !p.is_anchor() && !speeds.iter().any(|s| s.point.same(p))).copied().collect();
