@@ -185,7 +185,7 @@ fn profile_bad_input_is_a_clear_error() {
 }
 
 #[test]
-fn a_token_budget_profiles_the_first_examples_and_overlap_compares_two_profiles() {
+fn a_token_budget_profiles_examples_spread_over_the_split_and_overlap_compares_two_profiles() {
     let dir = tempfile::tempdir().unwrap();
     let model = common::tiny_model(SynthArch::Llama);
     let data = write_translate_data(dir.path(), 40);
@@ -200,7 +200,7 @@ fn a_token_budget_profiles_the_first_examples_and_overlap_compares_two_profiles(
     let (n_small, t_small) = profile(&small, "300");
     let (n_big, t_big) = profile(&big, "600");
     let (n_all, _) = profile(&all, "all");
-    // The first examples whose prompt plus 4 generated tokens reach the budget.
+    // Examples (spread over the split) whose prompt plus 4 generated tokens reach the budget.
     assert!(t_small >= 300 && n_small >= 2 && n_small < n_big && n_big < n_all, "{n_small} {n_big} {n_all}");
     assert!(t_big >= 600 && t_big < 600 + t_big / n_big as u64 * 2, "{t_big} tokens in {n_big} examples");
     assert_eq!(n_all, 20, "the profiling split of 40 examples");

@@ -66,8 +66,8 @@ pub struct ProfileRequest {
     pub split: Split,
     /// Most examples (after the split).
     pub limit: Option<usize>,
-    /// Token budget: the first examples whose prompt tokens plus `gen_tokens`
-    /// each reach it (at least two, so that both halves have one); None: all.
+    /// Token budget: examples spread over the split whose prompt tokens plus
+    /// `gen_tokens` each reach it (at least two, so that both halves have one); None: all.
     pub max_tokens: Option<u64>,
     /// Greedy tokens generated per example.
     pub gen_tokens: usize,
@@ -182,27 +182,44 @@ fn chosen_examples(req: &ProfileRequest) -> anyhow::Result<Vec<Example>> {
     Ok(chosen)
 }
 
-/// The first examples (and their prompts) whose prompt tokens plus `gen_tokens`
-/// each reach the request's token budget, at least two; all without a budget.
-fn within_budget(mut chosen: Vec<Example>, mut prompts: Vec<Vec<Token>>, req: &ProfileRequest) -> (Vec<Example>, Vec<Vec<Token>>) {
-    let n = budget_cut(&prompts, req.gen_tokens, req.max_tokens);
-    chosen.truncate(n);
-    prompts.truncate(n);
-    (chosen, prompts)
+/// The examples (and their prompts) a token budget takes, in file order: taken in
+/// [`spread_order`] until their prompt tokens plus `gen_tokens` each reach the
+/// request's budget, at least two; all without a budget. Spread over the split rather
+/// than its first examples: a task file often holds neighbours that share a source
+/// (several questions per SQuAD passage), and the first 16,384 tokens of the qa
+/// file cover 6 of its passages.
+fn within_budget(chosen: Vec<Example>, prompts: Vec<Vec<Token>>, req: &ProfileRequest) -> (Vec<Example>, Vec<Vec<Token>>) {
+    let mut keep = budget_pick(&prompts, req.gen_tokens, req.max_tokens);
+    keep.sort_unstable();
+    let mut taken = vec![false; prompts.len()];
+    keep.iter().for_each(|&i| taken[i] = true);
+    fn kept<T>(v: Vec<T>, taken: &[bool]) -> Vec<T> {
+        v.into_iter().zip(taken).filter(|(_, t)| **t).map(|(x, _)| x).collect()
+    }
+    (kept(chosen, &taken), kept(prompts, &taken))
 }
 
-/// How many of `prompts` a budget of `max_tokens` (prompt plus `gen_tokens` each)
-/// takes: up to and including the one that reaches it, at least two.
-fn budget_cut(prompts: &[Vec<Token>], gen_tokens: usize, max_tokens: Option<u64>) -> usize {
-    let Some(budget) = max_tokens else { return prompts.len() };
+/// The indices of `prompts` a budget of `max_tokens` (prompt plus `gen_tokens` each)
+/// takes in [`spread_order`]: up to and including the one that reaches it, at least
+/// two; all without a budget. A larger budget takes a superset.
+fn budget_pick(prompts: &[Vec<Token>], gen_tokens: usize, max_tokens: Option<u64>) -> Vec<usize> {
+    let order = spread_order(prompts.len());
+    let Some(budget) = max_tokens else { return order };
     let mut total = 0u64;
-    for (i, p) in prompts.iter().enumerate() {
-        total += (p.len() + gen_tokens) as u64;
+    for (k, &i) in order.iter().enumerate() {
+        total += (prompts[i].len() + gen_tokens) as u64;
         if total >= budget {
-            return (i + 1).max(2).min(prompts.len());
+            return order[..(k + 1).max(2).min(order.len())].to_vec();
         }
     }
-    prompts.len()
+    order
+}
+
+/// 0..n in bit-reversed order (0, n/2, n/4, 3n/4, ... for a power of two; other
+/// lengths skip the indices past n): every prefix is spread evenly over the range.
+fn spread_order(n: usize) -> Vec<usize> {
+    let bits = n.next_power_of_two().trailing_zeros();
+    (0..n.next_power_of_two()).map(|i| if bits == 0 { 0 } else { i.reverse_bits() >> (usize::BITS - bits) }).filter(|&j| j < n).collect()
 }
 
 /// The prompts' tokens and a context length that fits the longest plus its continuation.
@@ -257,19 +274,33 @@ pub fn run_plain(req: &ProfileRequest) -> anyhow::Result<Throughput> {
 
 #[cfg(test)]
 mod tests {
-    use super::budget_cut;
+    use super::{budget_pick, spread_order};
 
     #[test]
-    fn a_token_budget_takes_the_examples_that_reach_it() {
+    fn a_token_budget_takes_examples_spread_over_the_split_until_it_is_reached() {
+        assert_eq!(spread_order(8), vec![0, 4, 2, 6, 1, 5, 3, 7]);
+        assert_eq!(spread_order(5), vec![0, 4, 2, 1, 3]);
+        assert_eq!((spread_order(1), spread_order(0)), (vec![0], vec![]));
+        for n in [1, 2, 3, 7, 100, 149] {
+            let mut o = spread_order(n);
+            o.sort_unstable();
+            assert_eq!(o, (0..n).collect::<Vec<_>>(), "a permutation of {n}");
+        }
         let prompts: Vec<Vec<crate::engine::Token>> = [10, 20, 30, 40].iter().map(|&n| vec![0; n]).collect();
-        // 10+4, +20+4 = 38, +30+4 = 72 >= 50: three examples.
-        assert_eq!(budget_cut(&prompts, 4, Some(50)), 3);
-        assert_eq!(budget_cut(&prompts, 4, Some(72)), 3);
-        assert_eq!(budget_cut(&prompts, 4, Some(73)), 4);
+        // In spread order 0, 2, 1, 3: 10+4, +30+4 = 48, +20+4 = 72 >= 50: three examples.
+        assert_eq!(budget_pick(&prompts, 4, Some(50)), vec![0, 2, 1]);
+        assert_eq!(budget_pick(&prompts, 4, Some(48)), vec![0, 2]);
+        assert_eq!(budget_pick(&prompts, 4, Some(73)), vec![0, 2, 1, 3]);
         // At least two (one per half), at most all.
-        assert_eq!(budget_cut(&prompts, 4, Some(1)), 2);
-        assert_eq!(budget_cut(&prompts, 4, Some(10_000)), 4);
-        assert_eq!(budget_cut(&prompts, 4, None), 4);
-        assert_eq!(budget_cut(&prompts[..1], 4, Some(1)), 1);
+        assert_eq!(budget_pick(&prompts, 4, Some(1)), vec![0, 2]);
+        assert_eq!(budget_pick(&prompts, 4, Some(10_000)).len(), 4);
+        assert_eq!(budget_pick(&prompts, 4, None).len(), 4);
+        assert_eq!(budget_pick(&prompts[..1], 4, Some(1)), vec![0]);
+        // A larger budget takes a superset (twice the tokens: the same examples and more).
+        let many: Vec<Vec<crate::engine::Token>> = (0..60).map(|i| vec![0; 5 + (i * 7) % 23]).collect();
+        let (small, big) = (budget_pick(&many, 4, Some(200)), budget_pick(&many, 4, Some(400)));
+        assert!(small.len() < big.len() && small.iter().all(|i| big.contains(i)), "{small:?} {big:?}");
+        // Spread: the small budget reaches the last quarter of the split.
+        assert!(small.iter().any(|&i| i >= 45) && small.iter().any(|&i| i < 15), "{small:?}");
     }
 }
