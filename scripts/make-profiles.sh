@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
 # Re-creates the committed profiles under profiles/ (the commands that made them).
 # Translate is profiled on every bundled pair (de-en and cs-en; Task::profiling_data).
-# Each model is profiled from its F16 conversion (the paper profiles the original
-# model), on the profiling split of the bundled datasets.
-#   scripts/make-profiles.sh [smollm2|gemma3|all] [EXAMPLES_PER_TASK] [GEN_TOKENS]
+# SmolLM2 and Gemma are profiled from their F16 conversions (the paper profiles the
+# original model), on the profiling split of the bundled datasets. The 1.5B Qwen2.5
+# file has no F16 original: it is profiled as it is, with profile's defaults (as a
+# user's first profile is; about 20 minutes on 2 cores), and committed packed
+# (gzip -n; docs/formats.md), about 80 MB instead of 170.
+#   scripts/make-profiles.sh [smollm2|gemma3|qwen2.5-1.5b|all] [EXAMPLES_PER_TASK] [GEN_TOKENS]
+# (EXAMPLES_PER_TASK and GEN_TOKENS are for the F16 models.)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -14,13 +18,19 @@ gen=${3:-32}
 cargo build --release --locked
 si="$SELECTINFER_BIN"
 
+profile_tasks() { # model profile-dir [profile options]
+    local model=$1 dir=$2
+    shift 2
+    for task in qa translate summarize; do
+        "$si" profile -m "$model" --task "$task" -o "$dir" --no-merge "$@"
+    done
+    "$si" profile merge "$dir"
+    "$si" profile overlap "$dir" | tee "$dir/overlap.md"
+}
+
 profile_model() { # quantized-source f16-target profile-dir
     [ -f "$2" ] || "$si" convert "$1" --to f16 -o "$2"
-    for task in qa translate summarize; do
-        "$si" profile -m "$2" --task "$task" --limit "$n" --gen-tokens "$gen" -o "$3" --no-merge
-    done
-    "$si" profile merge "$3"
-    "$si" profile overlap "$3" | tee "$3/overlap.md"
+    profile_tasks "$2" "$3" --limit "$n" --gen-tokens "$gen"
 }
 
 if [ "$which" = all ] || [ "$which" = smollm2 ]; then
@@ -30,4 +40,10 @@ fi
 if [ "$which" = all ] || [ "$which" = gemma3 ]; then
     SELECTINFER_MODELS=gemma3 scripts/setup.sh
     profile_model models/gemma-3-270m-q4_k_m.gguf models/gemma-3-270m.F16.gguf profiles/gemma-3-270m.F16
+fi
+if [ "$which" = all ] || [ "$which" = qwen2.5-1.5b ]; then
+    SELECTINFER_MODELS=qwen2.5-1.5b scripts/setup.sh
+    dir=profiles/qwen2.5-coder-1.5b-instruct.Q4_K_M.spread
+    profile_tasks models/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf "$dir"
+    find "$dir" -name '*.json' -exec gzip -n -f {} +
 fi

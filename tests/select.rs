@@ -245,3 +245,46 @@ fn an_edited_source_width_is_refused() {
     common::assert_clean_failure(&["inspect", edited.to_str().unwrap(), "--json"], "selectinfer.source_n_ff[1] names is 96");
     assert!(SliceMeta::from_gguf(&GgufFile::read(&sliced).unwrap()).unwrap().is_some(), "the slice as written passes");
 }
+
+/// Copies `from` into `to`, packing every JSON file with the system's `gzip -n`
+/// (as scripts/make-profiles.sh packs the committed 1.5B profile).
+fn packed_copy(from: &Path, to: &Path) {
+    for entry in std::fs::read_dir(from).unwrap() {
+        let p = entry.unwrap().path();
+        let dest = to.join(p.file_name().unwrap());
+        if p.is_dir() {
+            std::fs::create_dir_all(&dest).unwrap();
+            packed_copy(&p, &dest);
+        } else if p.extension().is_some_and(|x| x == "json") {
+            let out = std::process::Command::new("gzip").args(["-n", "-c"]).arg(&p).output().unwrap();
+            assert!(out.status.success());
+            std::fs::write(to.join(format!("{}.gz", p.file_name().unwrap().to_str().unwrap())), out.stdout).unwrap();
+        }
+    }
+}
+
+#[test]
+fn a_packed_profile_slices_the_same_file_and_merges_packed() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = common::tiny_model(SynthArch::Llama);
+    let plain = tiny_profile(SynthArch::Llama);
+    let packed = dir.path().join("packed");
+    std::fs::create_dir_all(&packed).unwrap();
+    packed_copy(&plain, &packed);
+    assert!(packed.join("task-translate.json.gz").exists() && !packed.join("task-translate.json").exists());
+    let (a, b) = (dir.path().join("a.gguf"), dir.path().join("b.gguf"));
+    for (profile, out) in [(&plain, &a), (&packed, &b)] {
+        slice_model(&request(&src, out, SliceSource::Profile { dir: profile.clone(), task: Task::Translate }, 0.5, Some(0..2))).unwrap();
+    }
+    // The same neurons and the same recorded profile hash: byte for byte the same slice.
+    assert!(std::fs::read(&a).unwrap() == std::fs::read(&b).unwrap(), "a packed profile slices another file");
+    // Re-merging keeps the packed form and the same rankings.
+    let written = selectinfer::profile::ranking::merge_dir(&packed).unwrap();
+    assert!(written.iter().all(|p| p.extension().is_some_and(|x| x == "gz")), "{written:?}");
+    assert!(!packed.join("model.json").exists());
+    let r = |d: &Path, f: &str| selectinfer::profile::ranking::read_ranking(&d.join(f), d).unwrap().layers[0].order.clone();
+    assert_eq!(r(&packed, "model.json.gz"), r(&plain, "model.json"));
+    // `profile overlap` reads the packed raw files.
+    let o = common::selectinfer(&["profile", "overlap", packed.to_str().unwrap()]);
+    assert!(o.status.success(), "{:?}", common::text(&o));
+}

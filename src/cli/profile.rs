@@ -40,9 +40,10 @@ pub struct RunArgs {
     /// Most examples to run (default: as many as --tokens takes).
     #[arg(long, value_parser = super::opts::parse_count)]
     pub limit: Option<usize>,
-    /// Token budget per task: each dataset file (translate has two) profiles its
-    /// first examples until their prompt tokens plus --gen-tokens each reach its
-    /// share of N; `all` runs the whole split. The default keeps the three-task
+    /// Token budget per task: each dataset file (translate has two) profiles
+    /// examples spread over its split (a larger budget takes a superset) until
+    /// their prompt tokens plus --gen-tokens each reach its share of N; `all` runs
+    /// the whole split. The default keeps the three-task
     /// profile of a 1.5B model on 2 cores under 30 minutes; how far its rankings
     /// agree with a profile of twice the tokens: docs/qwen2.5-1.5b.md.
     #[arg(long = "tokens", default_value = "16384", value_parser = parse_budget)]

@@ -11,6 +11,7 @@
 pub mod keep;
 pub mod ranking;
 pub mod moments;
+pub mod packed;
 pub mod sensitivity;
 pub mod stats;
 pub mod text;
@@ -164,7 +165,7 @@ pub fn run_profile(req: &ProfileRequest) -> anyhow::Result<ProfileOutcome> {
         halves: [rec.a.clone(), rec.b.clone()],
         down_norms: Some(weights::down_column_norms(model.gguf(), info.n_layer)?),
     };
-    let raw_path = raw_dir(&req.out_dir).join(format!("{}-{dataset}.json", req.task));
+    let raw_path = ranking::raw_path(&req.out_dir, req.task, &dataset);
     write_json(&raw_path, &raw)?;
     Ok(ProfileOutcome { raw_path, raw, throughput })
 }

@@ -229,14 +229,21 @@ pub struct Ranking {
     pub layers: Vec<LayerRanking>,
 }
 
-/// File of a task's ranking in a profile directory.
+/// File of a task's ranking in a profile directory: `task-<task>.json`, or its
+/// packed form ([`super::packed`]).
 pub fn task_ranking_path(dir: &Path, task: Task) -> PathBuf {
-    dir.join(format!("task-{task}.json"))
+    super::packed::stored(dir.join(format!("task-{task}.json")))
 }
 
-/// File of the model-wide ranking in a profile directory.
+/// File of the model-wide ranking in a profile directory: `model.json`, or packed.
 pub fn model_ranking_path(dir: &Path) -> PathBuf {
-    dir.join("model.json")
+    super::packed::stored(dir.join("model.json"))
+}
+
+/// File of a raw profile of `task` on `dataset` in a profile directory
+/// (`raw/<task>-<dataset>.json`, or packed).
+pub fn raw_path(dir: &Path, task: Task, dataset: &str) -> PathBuf {
+    super::packed::stored(raw_dir(dir).join(format!("{task}-{dataset}.json")))
 }
 
 /// Directory of raw statistics in a profile directory.
@@ -245,22 +252,24 @@ pub fn raw_dir(dir: &Path) -> PathBuf {
 }
 
 fn read_json<T: serde::de::DeserializeOwned>(path: &Path, expected: &'static str) -> Result<T, ProfileError> {
-    let text = std::fs::read_to_string(path).map_err(|source| ProfileError::Io { path: path.to_path_buf(), source })?;
+    let bytes = super::packed::read(path).map_err(|source| ProfileError::Io { path: path.to_path_buf(), source })?;
     let v: serde_json::Value =
-        serde_json::from_str(&text).map_err(|e| ProfileError::Format { path: path.to_path_buf(), expected, what: e.to_string() })?;
+        serde_json::from_slice(&bytes).map_err(|e| ProfileError::Format { path: path.to_path_buf(), expected, what: e.to_string() })?;
     if v.get("format").and_then(|f| f.as_str()) != Some(expected) {
         return Err(ProfileError::Format { path: path.to_path_buf(), expected, what: format!("format is {:?}", v.get("format")) });
     }
     serde_json::from_value(v).map_err(|e| ProfileError::Format { path: path.to_path_buf(), expected, what: e.to_string() })
 }
 
-/// Writes `value` as JSON through a temporary file.
+/// Writes `value` as JSON through a temporary file, packed where `path` is a packed
+/// name ([`super::packed`]).
 pub fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<(), ProfileError> {
     let io = |source| ProfileError::Io { path: path.to_path_buf(), source };
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent).map_err(io)?;
     }
     let bytes = serde_json::to_vec(value).map_err(|e| io(e.into()))?;
+    let bytes = super::packed::encode(path, bytes).map_err(io)?;
     crate::fsutil::write_atomic(path, &bytes).map_err(io)
 }
 
@@ -268,7 +277,11 @@ pub fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<(), ProfileErr
 pub fn read_raw_dir(dir: &Path) -> Result<Vec<RawProfile>, ProfileError> {
     let raw = raw_dir(dir);
     let mut paths: Vec<PathBuf> = match std::fs::read_dir(&raw) {
-        Ok(rd) => rd.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.extension().is_some_and(|x| x == "json")).collect(),
+        // A plain file and its packed form are one file: the plain one is read.
+        Ok(rd) => rd
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| super::packed::is_json_file(p) && super::packed::stored(super::packed::plain_name(p)) == *p)
+            .collect(),
         Err(_) => Vec::new(),
     };
     paths.sort();

@@ -31,6 +31,7 @@ use crate::fit::Compensated;
 use crate::gguf::{GgmlType, GgufFile, GgufWriter, TensorInfo, TensorSpec, Value};
 use crate::model::{ffn_down_neuron_major, split_block_name, ModelInfo};
 use crate::profile::keep::{keep_from_profile, keep_random, LayerKeep};
+use crate::profile::packed::content_sha256;
 use crate::profile::ranking::{model_ranking_path, task_ranking_path};
 use crate::profile::{file_sha256, fingerprint_with_sha256};
 use crate::util::floats::encode_floats;
@@ -173,8 +174,8 @@ pub fn parse_layer_range(s: &str) -> Result<Range<usize>, String> {
 /// base ranking and the model-wide secondary ranking, so a slice can be matched to
 /// the exact rankings it came from.
 pub fn profile_sha256(dir: &Path, task: Task) -> std::io::Result<String> {
-    let mut h = file_sha256(&task_ranking_path(dir, task))?;
-    h.push_str(&file_sha256(&model_ranking_path(dir))?);
+    let mut h = content_sha256(&task_ranking_path(dir, task))?;
+    h.push_str(&content_sha256(&model_ranking_path(dir))?);
     Ok(crate::profile::sha256_hex(h.as_bytes()))
 }
 
