@@ -43,9 +43,9 @@ pub struct RunArgs {
     /// Token budget per task: each dataset file (translate has two) profiles
     /// examples spread over its split (a larger budget takes a superset) until
     /// their prompt tokens plus --gen-tokens each reach its share of N; `all` runs
-    /// the whole split. The default keeps the three-task
-    /// profile of a 1.5B model on 2 cores under 30 minutes; how far its rankings
-    /// agree with a profile of twice the tokens: docs/qwen2.5-1.5b.md.
+    /// the whole split. With the default, the three-task profile of a 1.5B
+    /// Q4_K_M model takes 20 to 40 minutes on 2 cores (1.23x plain inference of
+    /// its prompts); how far its rankings agree with others: docs/qwen2.5-1.5b.md.
     #[arg(long = "tokens", default_value = "16384", value_parser = parse_budget)]
     pub tokens: TokenBudget,
     /// Greedy tokens generated (and counted) after each prompt.

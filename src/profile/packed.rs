@@ -15,7 +15,6 @@ use std::path::{Path, PathBuf};
 use flate2::read::GzDecoder;
 use flate2::write::GzEncoder;
 use flate2::Compression;
-use sha2::{Digest, Sha256};
 
 /// Extension of a packed file, after `.json`.
 const PACKED_EXT: &str = "gz";
@@ -91,7 +90,7 @@ pub fn content_sha256(path: &Path) -> std::io::Result<String> {
     if !is_packed(path) {
         return crate::util::hash::file_sha256(path);
     }
-    Ok(format!("{:x}", Sha256::digest(read(path)?)))
+    Ok(crate::util::hash::sha256_hex(&read(path)?))
 }
 
 #[cfg(test)]
