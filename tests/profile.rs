@@ -214,4 +214,31 @@ fn a_token_budget_profiles_examples_spread_over_the_split_and_overlap_compares_t
     let out = common::text(&o).0;
     assert!(o.status.success() && out.contains(&format!("translate: {t_small} tokens vs {t_big} tokens")), "{out}");
     common::assert_clean_failure(&["profile", "-m", m, "--task", "translate", "--data", d, "--tokens", "0", "-o", dir.path().join("x").to_str().unwrap()], "--tokens");
+
+    // overlap's convergence row, half A against the whole that holds it, equals the
+    // share computed here from the raw sums: per layer, the top 40% (rounded) of
+    // half A's mean |activation| per token against the whole's, ties by index.
+    let raw = ranking::read_raw_dir(&big).unwrap().remove(0);
+    let (a, b) = (&raw.halves[0], &raw.halves[1]);
+    let top = |scores: Vec<f64>| {
+        let k = (scores.len() as f64 * 0.4).round() as usize;
+        let mut idx: Vec<usize> = (0..scores.len()).collect();
+        idx.sort_by(|&i, &j| scores[j].total_cmp(&scores[i]).then(i.cmp(&j)));
+        idx.truncate(k);
+        idx
+    };
+    let shares: Vec<f64> = (0..a.sums.len())
+        .map(|l| {
+            let half = top(a.sums[l].iter().map(|s| s / a.tokens as f64).collect());
+            let whole = top(a.sums[l].iter().zip(&b.sums[l]).map(|(x, y)| (x + y) / (a.tokens + b.tokens) as f64).collect());
+            half.iter().filter(|i| whole.contains(i)).count() as f64 / half.len() as f64
+        })
+        .collect();
+    let o = common::selectinfer(&["profile", "overlap", big.to_str().unwrap(), "--json"]);
+    assert!(o.status.success(), "{}", common::text(&o).1);
+    let name = format!("within: translate half A ({} tokens) vs all ({} tokens)", a.tokens, a.tokens + b.tokens);
+    let row: serde_json::Value = common::text(&o).0.lines().map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()).find(|r| r["comparison"] == name.as_str()).unwrap_or_else(|| panic!("no row {name}"));
+    let mean = shares.iter().sum::<f64>() / shares.len() as f64;
+    assert!((row["mean"].as_f64().unwrap() - mean).abs() < 1e-12, "{row} against {mean}");
+    assert_eq!(row["min_layer"].as_f64().unwrap(), shares.iter().copied().fold(f64::INFINITY, f64::min));
 }

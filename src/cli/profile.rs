@@ -324,11 +324,11 @@ fn overlap(dir: &std::path::Path, top: f64, against: Option<&std::path::Path>, j
     };
     let mut rows = Vec::new();
     let tasks: Vec<Task> = all.keys().copied().collect();
+    let tokens = |d: &[crate::profile::ranking::DatasetSummary]| d.iter().map(|d| d.tokens).sum::<u64>();
     if let Some(other) = against {
         let other_raws = ranking::read_raw_dir(other)?;
         ranking::check_model(&ranking::raw_dir(other), &other_raws[0].model, &raws[0].model)?;
         let theirs = ranking::task_scores(&other_raws, None);
-        let tokens = |d: &[crate::profile::ranking::DatasetSummary]| d.iter().map(|d| d.tokens).sum::<u64>();
         for t in tasks.iter().filter(|t| theirs.contains_key(t)) {
             let v = overlap_per_layer(&rank(&all[t].0), &rank(&theirs[t].0), top);
             rows.push(summarize(format!("{t}: {} tokens vs {} tokens", tokens(&all[t].1), tokens(&theirs[t].1)), v));
@@ -348,6 +348,15 @@ fn overlap(dir: &std::path::Path, top: f64, against: Option<&std::path::Path>, j
             if a.1.iter().all(|d| d.tokens > 0) && b.1.iter().all(|d| d.tokens > 0) {
                 let v = overlap_per_layer(&rank(&a.0), &rank(&b.0), top);
                 rows.push(summarize(format!("within: {t} half A vs half B"), v));
+            }
+        }
+        // Convergence at half the tokens: half A against the whole, which holds it
+        // (as a profile against one of twice its tokens).
+        for t in &tasks {
+            let a = &half_a[t];
+            if a.1.iter().all(|d| d.tokens > 0) {
+                let v = overlap_per_layer(&rank(&a.0), &rank(&all[t].0), top);
+                rows.push(summarize(format!("within: {t} half A ({} tokens) vs all ({} tokens)", tokens(&a.1), tokens(&all[t].1)), v));
             }
         }
     }
