@@ -197,15 +197,19 @@ fn tune_check_ranks_the_committed_frontier_as_computed_by_hand() {
     ]);
     assert!(o.status.success(), "{}", text(&o).1);
     assert_eq!(std::fs::read_to_string(&md).unwrap(), committed);
-    // Without limits the report is the ranking alone.
+    // Without limits the report is the ranking alone; the scores' rank stability
+    // needs the outputs, which the experiment's cells name.
     let ranking = &committed[..committed.find("\nThe point tune chooses").expect("the budgets section")];
+    assert!(ranking.contains("- The BLEU scores' own rank stability: 0.94 ("), "{ranking}");
+    let without_outputs: String = ranking.lines().filter(|l| !l.contains("own rank stability")).map(|l| format!("{l}\n")).collect();
     let o = selectinfer(&["tune-check", "--frontier", frontier.to_str().unwrap(), "--results", results.to_str().unwrap()]);
     assert!(o.status.success(), "{}", text(&o).1);
-    assert_eq!(text(&o).0, ranking);
+    assert_eq!(text(&o).0, without_outputs);
     let o = selectinfer(&["tune-check", "--frontier", frontier.to_str().unwrap(), "--results", results.to_str().unwrap(), "--json"]);
     let v: serde_json::Value = serde_json::from_str(&text(&o).0).unwrap();
     assert_eq!(v["points"].as_array().unwrap().len(), 10);
     assert!((v["kl"]["rho"].as_f64().unwrap() - (1.0 - 6.0 * 18.0 / 990.0)).abs() < 1e-12);
+    assert!(v["score_stability"].is_null(), "no outputs without the experiment file");
     assert_eq!(std::fs::read(frontier.join("quality.jsonl")).unwrap(), before);
     // Told by the experiment file, the rows are the same (one model), and the
     // report is too.
@@ -235,12 +239,13 @@ fn tune_check_ranks_the_committed_frontier_as_computed_by_hand() {
     let o = selectinfer(&["tune-check", "--frontier", frontier.to_str().unwrap(), "--results", mixed_csv.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(1));
     assert!(text(&o).1.contains("rows of 2 files or selections at gamma "), "{}", text(&o).1);
+    // (No outputs beside the copied results: no rank stability.)
     let o = selectinfer(&["tune-check", "--frontier", frontier.to_str().unwrap(), "--results", mixed_csv.to_str().unwrap(), "--variant", "base=q4_k_m,down=neurons"]);
     assert!(o.status.success(), "{}", text(&o).1);
-    assert_eq!(text(&o).0, ranking);
+    assert_eq!(text(&o).0, without_outputs);
     let o = selectinfer(&["tune-check", "--frontier", frontier.to_str().unwrap(), "--results", mixed_csv.to_str().unwrap(), "--experiment", yaml.to_str().unwrap()]);
     assert!(o.status.success(), "the experiment's model only: {}", text(&o).1);
-    assert_eq!(text(&o).0, ranking);
+    assert_eq!(text(&o).0, without_outputs);
     // A folder that is not a tune's is an error, not a panic.
     let o = selectinfer(&["tune-check", "--frontier", out.path().to_str().unwrap(), "--results", results.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o).1);

@@ -37,6 +37,8 @@ pub struct Pairs {
     /// For a selection variant's row: the row of the paper's selection it is
     /// paired with, and the differences (variant minus the paper's selection).
     pub paper: HashMap<usize, (usize, Vec<(Metric, Interval)>)>,
+    /// Each scored row's per-example statistics, by row index.
+    pub stats: HashMap<usize, Vec<(Metric, PerExample)>>,
 }
 
 /// Reads an outputs file: (id, answer) per line.
@@ -131,7 +133,8 @@ pub fn compute(e: &Experiment, cells: &[Cell], rows: &mut [EvalRow], outputs_dir
         let base = scored[j].as_ref().expect("twins are scored");
         paper.insert(sys.row, (base.row, differences(sys, base)?));
     }
-    Ok(Pairs { reference: out, paper })
+    let stats = scored.into_iter().flatten().map(|s| (s.row, s.stats)).collect();
+    Ok(Pairs { reference: out, paper, stats })
 }
 
 /// The paired differences `sys - base` of every metric, over the same resamples.

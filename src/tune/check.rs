@@ -3,13 +3,16 @@
 //! tune never reads) and compares the two rankings: Spearman's rank correlation of
 //! each measure (KL, answer perplexity) with the task score's loss, and its 95%
 //! interval from the Fisher transform with Fieller, Hartley and Pearson's (1957)
-//! variance 1.06 / (n - 3).
+//! variance 1.06 / (n - 3). Beside them, the scores' own rank stability: how far
+//! the points' scores on a bootstrap resample of the examples keep the ranking of
+//! their scores on all of them, about what any measure can reach, on average, against
+//! scores of that many examples ([`rank_stability`]).
 
 use anyhow::{bail, ensure};
 
 use super::grid::{share, Point};
 use super::store::Quality;
-use crate::eval::bootstrap::{Interval, Metric};
+use crate::eval::bootstrap::{resamples, Interval, Metric, PerExample, RESAMPLES, SEED};
 use crate::eval::method::Method;
 use crate::eval::row::EvalRow;
 use crate::experiment::config::Experiment;
@@ -43,6 +46,8 @@ pub struct Joined {
 pub struct Scored {
     pub row: EvalRow,
     pub delta: Option<Interval>,
+    /// The primary score's per-example statistics, where the outputs give them.
+    pub per_example: Option<PerExample>,
 }
 
 /// A rank correlation with its 95% interval (none below 4 points).
@@ -64,6 +69,9 @@ pub struct Check {
     pub kl: Correlation,
     /// Spearman of answer perplexity with the score's loss.
     pub answer_ppl: Correlation,
+    /// The scores' own rank stability ([`rank_stability`]), where every joined
+    /// row's outputs give its per-example statistics over the same examples.
+    pub score_stability: Option<f64>,
     /// The points tune chooses under the limits asked for ([`super::promise`]).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub choices: Vec<super::promise::Choice>,
@@ -126,7 +134,7 @@ fn one_file<'a>(candidates: &[&'a Scored], point: &Point) -> anyhow::Result<Opti
 /// them. Rows at one point must all be of one file and selection ([`one_file`]).
 pub fn check(qualities: &[Quality], rows: &[Scored], task: Task) -> anyhow::Result<Check> {
     let metric = Metric::primary(task);
-    let (mut seen, mut points): (Vec<Point>, Vec<Joined>) = (Vec::new(), Vec::new());
+    let (mut seen, mut points, mut stats): (Vec<Point>, Vec<Joined>, Vec<Option<&PerExample>>) = (Vec::new(), Vec::new(), Vec::new());
     // Newest first: a point measured again is joined by its latest quality.
     for q in qualities.iter().rev() {
         if seen.iter().any(|p| p.same(&q.point)) {
@@ -140,8 +148,10 @@ pub fn check(qualities: &[Quality], rows: &[Scored], task: Task) -> anyhow::Resu
         let (score_lo, score_hi) = row.interval(metric).map_or((None, None), |iv| (Some(iv.lo), Some(iv.hi)));
         let delta = scored.delta.filter(|_| !q.point.is_anchor());
         points.push(Joined { point: q.point, kl: q.kl, kl_lo: q.kl_lo, kl_hi: q.kl_hi, answer_ppl: q.answer_ppl, score, score_lo, score_hi, examples: row.examples, delta });
+        stats.push(scored.per_example.as_ref());
     }
     ensure!(points.len() >= 3, "only {} tuned points have a {} row at the same gamma and phi; a rank correlation needs 3 or more", points.len(), task.name());
+    let score_stability = stats.into_iter().collect::<Option<Vec<_>>>().and_then(|s| rank_stability(&s));
     points.sort_by(|a, b| a.kl.total_cmp(&b.kl));
     let loss: Vec<f64> = points.iter().map(|j| -j.score).collect();
     let of = |xs: Vec<f64>| correlation(&xs, &loss);
@@ -150,9 +160,32 @@ pub fn check(qualities: &[Quality], rows: &[Scored], task: Task) -> anyhow::Resu
         metric: metric.label(),
         kl: of(points.iter().map(|j| j.kl).collect()),
         answer_ppl: of(points.iter().map(|j| j.answer_ppl).collect()),
+        score_stability,
         points,
         choices: Vec::new(),
     })
+}
+
+/// The mean Spearman of the points' scores on a bootstrap resample of their
+/// examples (the same resample for every point, [`RESAMPLES`] of them) with their
+/// scores on all examples: how well the measured scores keep their own ranking
+/// when the examples are drawn again. The measured scores stand to their
+/// expectations about as a resample's stand to the measured ones, so a measure that
+/// ranked the points exactly by their expected scores would reach about this much
+/// against the measured ones, on average: a rank correlation well below 1 with
+/// scores whose stability is low says little about the measure. `None` unless 3 or more points share one example count.
+pub fn rank_stability(stats: &[&PerExample]) -> Option<f64> {
+    let n = stats.first()?.len();
+    if stats.len() < 3 || n < 2 || stats.iter().any(|s| s.len() != n) {
+        return None;
+    }
+    let observed: Vec<f64> = stats.iter().map(|s| s.score()).collect();
+    let rhos: Vec<f64> = resamples(n, RESAMPLES, SEED)
+        .iter()
+        .map(|set| spearman(&stats.iter().map(|s| s.score_of(set)).collect::<Vec<_>>(), &observed))
+        .filter(|r| r.is_finite())
+        .collect();
+    (!rhos.is_empty()).then(|| rhos.iter().sum::<f64>() / rhos.len() as f64)
 }
 
 /// Spearman's rho of `x` and `y` with its 95% Fisher-transform interval.
@@ -220,6 +253,13 @@ pub fn report(c: &Check) -> String {
         _ => format!("- Spearman of {name} with the {} loss: {:.2} over {} points (no interval)\n", c.metric, r.rho, r.n),
     };
     let mut text = format!("{}\n{}{}", t.to_markdown(), line("KL", &c.kl), line("answer perplexity", &c.answer_ppl));
+    if let Some(r) = c.score_stability {
+        let n = c.points.first().map_or(0, |j| j.examples);
+        text += &format!(
+            "- The {metric} scores' own rank stability: {r:.2} (the mean Spearman of the points' {metric} on a bootstrap resample of the {n} examples with their {metric} on all of them): about what a measure that ranked the points by their expected {metric} would reach against these scores\n",
+            metric = c.metric
+        );
+    }
     if !c.choices.is_empty() {
         text += &format!("\nThe point tune chooses under each set of limits, scored on the evaluation split:\n\n{}", super::promise::report(&c.choices, c.metric));
     }
@@ -237,6 +277,25 @@ mod tests {
         // scipy.stats.spearmanr([0.1, 0.4, 0.2, 0.9], [3, 1, 2, 0]).statistic
         assert!((spearman(&[0.1, 0.4, 0.2, 0.9], &[3.0, 1.0, 2.0, 0.0]) + 1.0).abs() < 1e-12);
         assert_eq!(ranks(&[2.0, 1.0, 2.0, 3.0]), vec![2.5, 1.0, 2.5, 4.0]);
+    }
+
+    #[test]
+    fn rank_stability_keeps_paired_orders_and_not_noise() {
+        // Points apart by a constant on every example keep their order on every
+        // resample, however much the examples differ from each other (the resample is
+        // the same for every point).
+        let base: Vec<f64> = (0..30).map(|i| (i * 37 % 11) as f64 / 20.0).collect();
+        let shifted: Vec<PerExample> = (0..4).map(|k| PerExample::Mean(base.iter().map(|b| b + 0.01 * k as f64).collect())).collect();
+        assert_eq!(rank_stability(&shifted.iter().collect::<Vec<_>>()), Some(1.0));
+        // Points of equal means whose examples disagree: a resample reorders them.
+        let noise: Vec<PerExample> = (0..6).map(|k| PerExample::Mean((0..30).map(|i| ((i * (k + 3) * 7919) % 13) as f64 / 13.0).collect())).collect();
+        let r = rank_stability(&noise.iter().collect::<Vec<_>>()).unwrap();
+        assert!(r > 0.0 && r < 0.8, "{r}");
+        // Equal scores everywhere have no ranking to keep; unequal example counts none to compare.
+        let flat: Vec<PerExample> = (0..3).map(|_| PerExample::Mean(vec![0.5; 10])).collect();
+        assert_eq!(rank_stability(&flat.iter().collect::<Vec<_>>()), None);
+        let short = PerExample::Mean(vec![0.5; 9]);
+        assert_eq!(rank_stability(&[&shifted[0], &shifted[1], &short]), None);
     }
 
     #[test]
