@@ -54,8 +54,13 @@ pub struct TuneArgs {
     /// Repetitions of each point in the round-robin timing run (medians).
     #[arg(long, default_value_t = 3, value_parser = super::opts::parse_count)]
     pub reps: usize,
-    /// Tokens generated per timing repetition.
-    #[arg(long, default_value_t = 32, value_parser = super::opts::parse_gen)]
+    /// Prompt tokens per timing repetition.
+    #[arg(long, default_value_t = 128, value_parser = super::opts::parse_count)]
+    pub prompt_tokens: usize,
+    /// Tokens generated per timing repetition. As bench's headline runs: shorter
+    /// runs (64 + 32) time the selective points about 0.1x lower on an AMD EPYC
+    /// (results/bench/qwen2.5-1.5b-tune-bench-length.md).
+    #[arg(long, default_value_t = 64, value_parser = super::opts::parse_gen)]
     pub gen: usize,
     /// Work folder: the point slices and every measurement, kept so that an
     /// interrupted or repeated tune resumes (default: FILE.tune-TASK beside the file).
@@ -83,7 +88,7 @@ pub fn run(a: TuneArgs) -> anyhow::Result<()> {
         examples: a.examples,
         shots: a.shots,
         refine: !a.no_refine,
-        bench: BenchSettings { reps: a.reps, prompt_tokens: 64, gen: a.gen, threads: a.threads.get() },
+        bench: BenchSettings { reps: a.reps, prompt_tokens: a.prompt_tokens, gen: a.gen, threads: a.threads.get() },
     };
     let report = crate::tune::run(&req)?;
     if a.json.json {
@@ -150,15 +155,19 @@ pub fn check(a: TuneCheckArgs) -> anyhow::Result<()> {
     let bytes = std::fs::read(&results).with_context(|| format!("cannot read {}", results.display()))?;
     let mut rows: Vec<EvalRow> = parse_rows(&bytes, &results)?;
     // The experiment's outputs give each row's paired difference to its reference.
-    let pairs = match &experiment {
-        Some(e) => crate::experiment::intervals::compute(e, &e.cells(), &mut rows, &results.with_file_name("outputs"))?.reference,
+    let mut pairs = match &experiment {
+        Some(e) => crate::experiment::intervals::compute(e, &e.cells(), &mut rows, &results.with_file_name("outputs"))?,
         None => Default::default(),
     };
     let metric = crate::eval::bootstrap::Metric::primary(task);
     let mut rows: Vec<Scored> = rows
         .into_iter()
         .enumerate()
-        .map(|(i, row)| Scored { row, delta: pairs.get(&i).and_then(|d| d.iter().find(|(m, _)| *m == metric)).map(|(_, iv)| *iv) })
+        .map(|(i, row)| Scored {
+            row,
+            delta: pairs.reference.get(&i).and_then(|d| d.iter().find(|(m, _)| *m == metric)).map(|(_, iv)| *iv),
+            per_example: pairs.stats.remove(&i).and_then(|s| s.into_iter().find(|(m, _)| *m == metric)).map(|(_, s)| s),
+        })
         .collect();
     if let Some(e) = &experiment {
         rows = crate::tune::check::rows_of_model(e, rows, a.model.as_deref())?;
