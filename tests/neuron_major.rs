@@ -352,3 +352,50 @@ fn selective_sets(model: &Model, sets: &[Option<Vec<u32>>]) -> (Vec<Vec<f32>>, V
     let (out, got, bytes) = selective(model, Layout::Copy, n as f64 / n_orig, false);
     (out, got, bytes)
 }
+
+/// Where llama.cpp holds each FFN tensor (repacked or not) is found once, when the
+/// model loads, and the file is read through the handle opened then: a selection
+/// that moves a repacked tensor's first rows (no static neurons) is put back and made
+/// again over prompts, and a file renamed over the model's path after it loaded (as
+/// an experiment re-slicing a model of the same name does) changes nothing, where a
+/// remap by path would have read the new file's bytes.
+#[test]
+fn in_place_rows_are_put_back_over_prompts_even_after_the_file_is_replaced() {
+    let src = source(SynthArch::Llama, true, TargetType::Q4KM, "wide-q4_k_m");
+    let slice = sliced_at(&src, DownLayout::Neurons, "nm-repack-neurons.gguf", 0.75);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("model.gguf");
+    std::fs::copy(&slice, &path).unwrap();
+    let model = Model::load(&path, &LoadOptions::default()).unwrap();
+    let other = dir.path().join("other.gguf.tmp");
+    std::fs::copy(&src, &other).unwrap();
+    std::fs::rename(&other, &path).unwrap();
+    let reference = Model::load(&slice, &LoadOptions::default()).unwrap();
+    let run = |m: &Model| {
+        let co = ComputeOptions { compute: 0.4, token_share: 0.2, layers: None, no_static: true };
+        let mut s = SelectiveSession::new(m, ComputePlan::for_model(m.gguf(), &co).unwrap(), opts()).unwrap();
+        s.set_layout(Layout::InPlace).unwrap();
+        let mut runs = Vec::new();
+        for prompt in [PROMPT, "one said the word of the man", PROMPT] {
+            s.clear();
+            let (_, sel) = s.prefill_and_select(&m.tokenize(prompt, true, false)).unwrap();
+            assert_eq!(sel.compact_bytes, 0, "in place: nothing copied");
+            let sets = s.current_sets().to_vec();
+            let logits: Vec<Vec<f32>> = CONTINUATION
+                .iter()
+                .map(|w| {
+                    s.session().decode(&m.tokenize(w, false, false)[..1], false).unwrap();
+                    s.session().logits(-1).to_vec()
+                })
+                .collect();
+            runs.push((sets, logits));
+        }
+        runs
+    };
+    let (got, want) = (run(&model), run(&reference));
+    let moved = got[0].0.iter().flatten().any(|set| set.iter().take(8).copied().ne(0..8));
+    assert!(moved, "the selection leaves every layer's first rows in place: nothing was checked");
+    assert_eq!(got[0], got[2], "the same prompt after another: the file order was not put back exactly");
+    assert_ne!(got[0].0, got[1].0, "two prompts chose the same neurons: nothing was reordered between them");
+    assert_eq!(got, want, "the model whose file was replaced computes what a model of the intact file computes");
+}

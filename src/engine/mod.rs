@@ -9,6 +9,7 @@ mod backend;
 mod callback;
 mod compact;
 mod gather;
+mod host;
 mod inplace;
 mod interleave;
 mod model;

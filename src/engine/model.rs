@@ -9,7 +9,8 @@ use llama_cpp_2::model::{LlamaChatMessage, LlamaChatTemplate, LlamaModel};
 use llama_cpp_2::token::LlamaToken;
 
 use super::backend::{backend, take_recent_errors, EngineError};
-use super::inplace::{bias_tensor, check_layer, FfnOrder};
+use super::host::{names_same_file, HostFfn};
+use super::inplace::FfnOrder;
 use super::Token;
 use crate::gguf::GgufFile;
 
@@ -39,6 +40,8 @@ pub struct Model {
     pub(crate) inner: LlamaModel,
     path: PathBuf,
     gguf: GgufFile,
+    /// Where llama.cpp holds the FFN weights, found at load, and the file held open.
+    host: HostFfn,
     /// Neuron order of the FFN weights (in-place selective computation), shared by
     /// every session of the model, with a counter of changes.
     order: std::sync::Mutex<(FfnOrder, u64)>,
@@ -54,6 +57,9 @@ impl Model {
     /// Loads `path`. The header is validated in Rust first, so a missing, foreign or
     /// truncated file is a clear error rather than an abort inside llama.cpp.
     pub fn load(path: &Path, opts: &LoadOptions) -> Result<Model, EngineError> {
+        // Held open for the model's lifetime: every later read of the file (a
+        // copy-on-write remap, weights put back) goes through this handle.
+        let file = std::fs::File::open(path).map_err(|e| EngineError::Load { path: path.display().to_string(), log: format!(": {e}") })?;
         let gguf = GgufFile::read(path)?;
         let backend = backend()?;
         let mut params = std::pin::pin!(LlamaModelParams::default().with_use_mmap(opts.mmap).with_n_gpu_layers(opts.gpu_layers).with_use_extra_bufts(opts.repack));
@@ -70,7 +76,11 @@ impl Model {
         let _ = take_recent_errors();
         let inner = LlamaModel::load_from_file(backend, path, &params)
             .map_err(|_| EngineError::Load { path: path.display().to_string(), log: take_recent_errors() })?;
-        let model = Model { inner, path: path.to_path_buf(), gguf, order: Default::default() };
+        if !names_same_file(path, &file) {
+            return Err(EngineError::Load { path: path.display().to_string(), log: ": the file was replaced or removed while it loaded".into() });
+        }
+        let host = HostFfn::detect(raw_model(&inner), &gguf, file);
+        let model = Model { inner, path: path.to_path_buf(), gguf, host, order: Default::default() };
         if opts.mmap {
             // Repacked (and device) weights were copied out of the mapping: drop
             // their mapped file pages, which would otherwise stay resident.
@@ -99,11 +109,12 @@ impl Model {
     /// The model file mapped read-only (to gather weights that llama.cpp holds
     /// repacked or on a device).
     pub fn map_file(&self) -> std::io::Result<memmap2::Mmap> {
-        let f = std::fs::File::open(&self.path)?;
         // SAFETY: the model file is not modified while mapped (selectinfer writes
         // new files through temporary names and renames, and never writes a model
-        // it has loaded: in-place reordering remaps pages copy-on-write).
-        unsafe { memmap2::Mmap::map(&f) }
+        // it has loaded: in-place reordering remaps pages copy-on-write). Mapped from
+        // the handle opened at load: the file llama.cpp loaded, even if its name
+        // has been given to another since.
+        unsafe { memmap2::Mmap::map(self.host.file()) }
     }
 
     /// The file it was loaded from.
@@ -119,14 +130,14 @@ impl Model {
     /// Whether layer `l`'s FFN can be reordered in place (weights in host memory in
     /// file layout, `ffn_down` of an element type); the reason if not.
     pub fn ffn_in_place(&self, l: usize) -> Result<(), String> {
-        check_layer(self.raw(), &self.gguf, l).map(|_| ()).map_err(|e| e.0)
+        self.host.layer(l).map(|_| ()).map_err(|e| e.0)
     }
 
     /// The number of neurons layer `l`'s in-place prefix must be a multiple of: 8
     /// where llama.cpp repacked its gate or up for its CPU kernels (they multiply
     /// whole groups of 8 interleaved rows), else 1.
     pub fn ffn_row_group(&self, l: usize) -> usize {
-        check_layer(self.raw(), &self.gguf, l).unwrap_or(1)
+        self.host.layer(l).map_or(1, |t| t.row_group())
     }
 
     /// Puts every FFN back in file order and every shifted `ffn_down` bias back to
@@ -134,7 +145,7 @@ impl Model {
     pub fn restore_ffn_order(&self) -> Result<(), EngineError> {
         let mut o = self.order.lock().unwrap_or_else(|e| e.into_inner());
         if o.0.is_permuted() {
-            o.0.restore(self.raw(), &self.gguf).map_err(|e| EngineError::Decode(e.0))?;
+            o.0.restore(&self.host).map_err(|e| EngineError::Decode(e.0))?;
             o.1 += 1;
         }
         Ok(())
@@ -145,7 +156,7 @@ impl Model {
     /// number of neuron swaps.
     pub fn place_ffn_prefix(&self, l: usize, set: &[u32]) -> Result<usize, EngineError> {
         let mut o = self.order.lock().unwrap_or_else(|e| e.into_inner());
-        let n = o.0.place_prefix(self.raw(), &self.gguf, &self.path, l, set).map_err(|e| EngineError::Decode(e.0))?;
+        let n = o.0.place_prefix(&self.host, l, set).map_err(|e| EngineError::Decode(e.0))?;
         o.1 += 1;
         Ok(n)
     }
@@ -153,7 +164,7 @@ impl Model {
     /// Whether layer `l` has an `ffn_down` bias of `n` F32 values in host memory
     /// that [`Model::shift_ffn_down_bias`] can change; the reason if not.
     pub fn ffn_down_bias_in_host(&self, l: usize, n: usize) -> Result<(), String> {
-        bias_tensor(self.raw(), &self.gguf, l, n).map(|_| ()).map_err(|e| e.0)
+        self.host.bias(l, n).map(|_| ()).map_err(|e| e.0)
     }
 
     /// Adds `delta` to layer `l`'s `ffn_down` bias until the next
@@ -161,7 +172,7 @@ impl Model {
     /// remapped copy-on-write first). The bias must be the file's.
     pub fn shift_ffn_down_bias(&self, l: usize, delta: &[f32]) -> Result<(), EngineError> {
         let mut o = self.order.lock().unwrap_or_else(|e| e.into_inner());
-        o.0.shift_down_bias(self.raw(), &self.gguf, &self.path, l, delta).map_err(|e| EngineError::Decode(e.0))?;
+        o.0.shift_down_bias(&self.host, l, delta).map_err(|e| EngineError::Decode(e.0))?;
         o.1 += 1;
         Ok(())
     }
@@ -171,14 +182,13 @@ impl Model {
     /// [`Model::restore_ffn_order`]; the file is never written.
     pub fn shift_ffn_down_prefix(&self, l: usize, k: usize, delta: &[f32]) -> Result<(), EngineError> {
         let mut o = self.order.lock().unwrap_or_else(|e| e.into_inner());
-        o.0.shift_down_prefix(self.raw(), &self.gguf, &self.path, l, k, delta).map_err(|e| EngineError::Decode(e.0))?;
+        o.0.shift_down_prefix(&self.host, &self.gguf, l, k, delta).map_err(|e| EngineError::Decode(e.0))?;
         o.1 += 1;
         Ok(())
     }
 
     fn raw(&self) -> *const llama_cpp_sys_2::llama_model {
-        // SAFETY: only reads the wrapper's pointer; the model outlives its uses here.
-        unsafe { self.inner.as_raw_ptr() }
+        raw_model(&self.inner)
     }
 
     /// Counts changes of the FFN order; views set on a session are valid while it
@@ -259,6 +269,12 @@ impl Model {
             .map_err(|e| EngineError::ChatTemplate(e.to_string()))?;
         self.inner.apply_chat_template(&tmpl, &chat, true).map_err(|e| EngineError::ChatTemplate(e.to_string()))
     }
+}
+
+/// The raw pointer of a loaded model.
+fn raw_model(model: &LlamaModel) -> *const llama_cpp_sys_2::llama_model {
+    // SAFETY: only reads the wrapper's pointer; the model outlives its uses here.
+    unsafe { model.as_raw_ptr() }
 }
 
 /// llama.cpp's name for the built-in template of an architecture family, used when

@@ -52,7 +52,7 @@ pub(crate) fn release_unused_file_pages(model: *const sys::llama_model, gguf: &G
     if maps.is_empty() {
         return 0;
     }
-    let page = super::inplace::page_size();
+    let page = super::host::page_size();
     let mut released = 0;
     for t in &gguf.tensors {
         let Some(len) = t.n_bytes() else { continue };
