@@ -151,7 +151,7 @@ pub fn loaded_down(model: &Model, l: usize) -> anyhow::Result<DownRows<'_>> {
     let name = format!("blk.{l}.ffn_down.weight");
     let bytes = match model.host_tensor_bytes(&name) {
         Some(b) => Cow::Borrowed(b),
-        None => Cow::Owned(g.read_tensor_data(g.tensor(&name).with_context(|| format!("{} has no {name}", g.path.display()))?)?),
+        None => Cow::Owned(model.read_file_tensor(&name).with_context(|| format!("reading {name} of {}", g.path.display()))?),
     };
     DownRows::of(g, l, bytes)
 }

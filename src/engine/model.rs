@@ -117,6 +117,15 @@ impl Model {
         unsafe { memmap2::Mmap::map(self.host.file()) }
     }
 
+    /// The bytes of tensor `name` in the file this model was loaded from (through
+    /// the handle opened at load: the same file even if its name has been given to
+    /// another since).
+    pub fn read_file_tensor(&self, name: &str) -> std::io::Result<Vec<u8>> {
+        let t = self.gguf.tensor(name).ok_or_else(|| std::io::Error::other(format!("{} has no {name}", self.path.display())))?;
+        let len = t.n_bytes().ok_or_else(|| std::io::Error::other(format!("{name}: size overflows")))?;
+        self.host.read(self.gguf.data_offset + t.offset, len as usize)
+    }
+
     /// The file it was loaded from.
     pub fn path(&self) -> &Path {
         &self.path
