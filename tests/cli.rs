@@ -190,3 +190,36 @@ fn bench_times_stock_llama_cpp_and_each_setting_in_its_own_process() {
     let prompt = std::fs::read_to_string(dir.path().join("prompt.txt")).unwrap();
     assert!(prompt.len() > 16 && prompt.len() <= 40 * 16, "the bench prompt's text, cut to 40 bytes a token");
 }
+
+/// `--layout` chooses how decode reaches the computed neurons: `copy` gathers them
+/// into a buffer, `in-place` reorders the loaded FFN; decode is bit-identical
+/// between the two, so greedy generation gives the same text. `bench --no-repack`
+/// loads the --model files as llama.cpp's --no-repack does, and with `--layout
+/// copy` under a cap it is the device case's SelectInfer setting (file-backed
+/// weights a cap can evict, decode reading only the gathered neurons).
+#[test]
+fn the_layout_is_asked_for_and_decodes_the_same_tokens() {
+    let model = common::tiny_model(SynthArch::Llama);
+    let m = model.to_str().unwrap();
+    let generate = |layout: &str| {
+        let o = selectinfer(&["generate", "-m", m, "-p", "the word of a man", "-n", "8", "--compute", "0.5", "--layout", layout, "-t", "2", "--json"]);
+        assert!(o.status.success(), "{}", text(&o).1);
+        serde_json::from_str::<serde_json::Value>(text(&o).0.trim()).unwrap()
+    };
+    let (in_place, copy) = (generate("in-place"), generate("copy"));
+    assert_eq!(in_place["text"], copy["text"]);
+    assert!(in_place["text"].as_str().is_some_and(|t| !t.is_empty()));
+    assert_eq!(in_place["selection"]["compact_bytes"].as_u64(), Some(0), "in place copies nothing: {in_place}");
+    assert!(in_place["selection"]["swapped_neurons"].as_u64().unwrap() > 0, "{in_place}");
+    assert!(copy["selection"]["compact_bytes"].as_u64().unwrap() > 0, "a copy: {copy}");
+    assert_eq!(copy["selection"]["swapped_neurons"].as_u64(), Some(0), "{copy}");
+    let o = selectinfer(&[
+        "bench", "--dense", m, "-m", m, "--no-repack", "--layout", "copy", "--compute-list", "0.5", "--reps", "1", "--gen", "4", "--prompt-tokens", "16", "-t", "2", "-o", "json",
+    ]);
+    assert!(o.status.success(), "{}", text(&o).1);
+    let recs: Vec<serde_json::Value> = text(&o).0.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let kinds: Vec<(bool, bool, &str)> = recs.iter().map(|r| (r["dense"].as_bool().unwrap(), r["repack"].as_bool().unwrap(), r["layout"].as_str().unwrap())).collect();
+    assert_eq!(kinds, [(true, true, "dense"), (false, false, "copy")], "the --dense anchor as llama.cpp loads it, the --model setting unrepacked, gathered");
+    let o = selectinfer(&["generate", "-m", m, "-p", "hi", "--compute", "0.5", "--layout", "sideways"]);
+    assert!(!o.status.success() && text(&o).1.contains("invalid value 'sideways'"), "{}", text(&o).1);
+}

@@ -73,6 +73,11 @@ pub struct BenchArgs {
     /// again from disk (the disk-offload baseline under --mem-cap).
     #[arg(long, value_name = "FILE")]
     pub dense_no_repack: Vec<PathBuf>,
+    /// Load the --model files as llama.cpp's --no-repack does: every weight in the
+    /// file's layout, file-backed (with --layout copy, decode then reads only the
+    /// gathered neurons and the file's other pages can be evicted under --mem-cap).
+    #[arg(long)]
+    pub no_repack: bool,
     /// Run every setting's process inside a cgroup v1 memory group of this size
     /// (root only; e.g. 1100MiB): the device case, a memory smaller than a
     /// setting's footprint, where mapped weights are evicted and read again from
@@ -187,7 +192,7 @@ pub(super) fn specs(a: &BenchArgs) -> anyhow::Result<Vec<Spec>> {
             (false, None) => a.compute_list.clone(),
         };
         // phi at or above the loaded share gamma is dense: every loaded neuron.
-        out.extend(list.into_iter().map(|phi| Spec { file: p.clone(), phi, dense: phi >= gamma - 1e-9, stock: false, repack: true }));
+        out.extend(list.into_iter().map(|phi| Spec { file: p.clone(), phi, dense: phi >= gamma - 1e-9, stock: false, repack: dense_only || !a.no_repack }));
     }
     let mut at = a.dense.len();
     if a.stock.is_some() {
@@ -416,7 +421,8 @@ fn print_table(a: &BenchArgs, records: &[BenchRecord]) {
             match (r.dense, r.repack) {
                 (true, true) => format!("{} (dense)", r.compute),
                 (true, false) => format!("{} (dense, no repacking)", r.compute),
-                (false, _) => r.compute.to_string(),
+                (false, true) => r.compute.to_string(),
+                (false, false) => format!("{} (no repacking)", r.compute),
             },
             r.layout.clone(),
             mib((r.weight_bytes as usize + r.copy_bytes) as f64),

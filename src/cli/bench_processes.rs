@@ -78,7 +78,8 @@ fn describe(sp: &Spec) -> String {
     let share = match (sp.dense, sp.repack) {
         (true, true) => "dense".to_string(),
         (true, false) => "dense, no repacking".to_string(),
-        (false, _) => format!("phi {}", sp.phi),
+        (false, true) => format!("phi {}", sp.phi),
+        (false, false) => format!("phi {}, no repacking", sp.phi),
     };
     format!("{engine}, {}, {share}", sp.file.display())
 }

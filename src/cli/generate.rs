@@ -99,6 +99,14 @@ pub struct ComputeArgs {
     /// Ignore the file's static neurons: dynamic only (CoreInfer).
     #[arg(long)]
     pub no_static: bool,
+    /// How decode reaches the computed neurons: in-place (the loaded FFN reordered
+    /// so that they come first; no extra memory, but a reordered page of a
+    /// memory-mapped file becomes anonymous memory) or copy (gathered into a buffer
+    /// of phi / gamma of the sparsified FFN bytes each prompt; the file's pages stay
+    /// file-backed, so a memory cap can evict those decode never reads). Default: in
+    /// place where every sparsified layer allows it, else a copy.
+    #[arg(long, value_enum)]
+    pub layout: Option<crate::compute::Layout>,
     /// Layers to sparsify in a file that is not sliced (CoreInfer), START..END;
     /// default as for `slice`.
     #[arg(long = "compute-layers", value_parser = crate::select::rewrite::parse_layer_range)]
@@ -116,6 +124,7 @@ impl ComputeArgs {
             decode_bias: self.decode_bias,
             decode_refit: self.decode_refit,
             no_static: self.no_static,
+            layout: self.layout,
             layers: self.compute_layers.clone(),
             file_tuning: false,
         }

@@ -94,7 +94,7 @@ pub struct SelectiveSession<'m> {
 }
 
 /// How decode reaches the computed neurons.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, clap::ValueEnum)]
 #[serde(rename_all = "kebab-case")]
 pub enum Layout {
     /// The loaded FFN is reordered in place so the computed neurons come first,

@@ -10,7 +10,7 @@
 
 use std::ops::Range;
 
-use super::{ComputeOptions, ComputePlan, SelectiveSession, Vote};
+use super::{ComputeOptions, ComputePlan, Layout, SelectiveSession, Vote};
 use crate::engine::{Model, SessionOptions};
 use crate::gguf::GgufFile;
 use crate::model::ModelInfo;
@@ -71,6 +71,9 @@ pub struct ComputeRequest {
     pub decode_refit: Option<DecodeRefit>,
     /// `--no-static`.
     pub no_static: bool,
+    /// `--layout`; `None`: in place where every sparsified layer allows it, else a
+    /// copy ([`SelectiveSession::new`]).
+    pub layout: Option<Layout>,
     /// `--compute-layers` (a file that is not sliced).
     pub layers: Option<Range<usize>>,
     /// Without phi, take the one a tuned file records ([`tuned_phi`]): a tuned
@@ -81,7 +84,7 @@ pub struct ComputeRequest {
 
 impl Default for ComputeRequest {
     fn default() -> ComputeRequest {
-        ComputeRequest { compute: None, token_share: DEFAULT_TOKEN_SHARE, vote: DEFAULT_VOTE, decode_bias: false, decode_refit: None, no_static: false, layers: None, file_tuning: false }
+        ComputeRequest { compute: None, token_share: DEFAULT_TOKEN_SHARE, vote: DEFAULT_VOTE, decode_bias: false, decode_refit: None, no_static: false, layout: None, layers: None, file_tuning: false }
     }
 }
 
@@ -142,6 +145,8 @@ pub struct SessionPlan {
     pub decode_bias: bool,
     /// The per-prompt refit's ridge (`None`: off), and why.
     pub decode_refit: Decided<Option<f64>>,
+    /// How decode reaches the computed neurons, where asked (`--layout`).
+    pub layout: Option<Layout>,
 }
 
 impl SessionPlan {
@@ -155,7 +160,7 @@ impl SessionPlan {
         let compensation = SliceVariant::from_gguf(g).compensation;
         let down = SliceMeta::from_gguf(g).ok().flatten().map(|m| m.down_layout);
         let decode_refit = decide_decode_refit(req.decode_refit, req.decode_bias, phi.value.is_some(), compensation, down);
-        Ok(SessionPlan { compute, phi: phi.value, from_tuning: phi.default && phi.value.is_some(), vote: req.vote, decode_bias: req.decode_bias, decode_refit })
+        Ok(SessionPlan { compute, phi: phi.value, from_tuning: phi.default && phi.value.is_some(), vote: req.vote, decode_bias: req.decode_bias, decode_refit, layout: req.layout })
     }
 
     /// A session of `model` (the file the plan was built on) that computes as planned.
@@ -164,6 +169,9 @@ impl SessionPlan {
         s.set_vote(self.vote);
         s.set_decode_bias(self.decode_bias)?;
         s.set_decode_refit(self.decode_refit.value)?;
+        if let (Some(layout), Some(_)) = (self.layout, self.phi) {
+            s.set_layout(layout)?;
+        }
         Ok(s)
     }
 
