@@ -65,6 +65,17 @@ pub fn map_large_allocations(bytes: usize) {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_memory_groups_limit_files_are_found_for_cgroup_v1_and_v2() {
+        let v1 = "12:pids:/a\n11:memory:/selectinfer-7\n3:cpu,cpuacct:/a\n";
+        let got: Vec<_> = super::cgroup_limits(v1).collect();
+        let root = std::path::Path::new(super::CGROUP_V1_MEMORY);
+        assert_eq!(got, [root.join("selectinfer-7/memory.limit_in_bytes"), root.join("memory.limit_in_bytes")]);
+        let v2: Vec<_> = super::cgroup_limits("0::/user.slice/x.scope\n").collect();
+        assert_eq!(v2, [std::path::PathBuf::from("/sys/fs/cgroup/user.slice/x.scope/memory.max"), "/sys/fs/cgroup/memory.max".into()]);
+        assert!(super::usable_memory().is_some_and(|b| b > 16 << 20), "this machine's memory, or its group's");
+    }
+
     use super::*;
 
     #[test]
@@ -97,6 +108,38 @@ pub fn major_faults() -> u64 {
 }
 
 pub use crate::fsutil::CGROUP_V1_MEMORY;
+
+/// The memory this process may use: the smallest of its memory cgroup's limit
+/// (cgroup v1 `memory.limit_in_bytes`, v2 `memory.max`, where one is set: a
+/// container or a group made to simulate a device) and the machine's total.
+/// `None` where /proc says neither.
+pub fn usable_memory() -> Option<u64> {
+    let total = std::fs::read_to_string("/proc/meminfo").ok().map(|t| field_kib(&t, "MemTotal:")).filter(|&b| b > 0);
+    let groups = std::fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
+    let limit = cgroup_limits(&groups).filter_map(|file| std::fs::read_to_string(file).ok()?.trim().parse::<u64>().ok()).min();
+    [total, limit].into_iter().flatten().min()
+}
+
+/// The limit files of the memory groups `/proc/self/cgroup` names (`N:memory:/path`
+/// for v1, `0::/path` for v2). An unlimited v1 group reads as a huge number and a
+/// v2 one as `max`, which parses as none.
+/// In a container the group's path is the host's, and the container's own limit sits
+/// at the hierarchy's root: both are read (a host's root is unlimited).
+fn cgroup_limits(proc_cgroup: &str) -> impl Iterator<Item = std::path::PathBuf> + '_ {
+    proc_cgroup.lines().flat_map(|l| {
+        let mut f = l.splitn(3, ':');
+        let (controllers, path) = (f.nth(1).unwrap_or("-"), f.next().unwrap_or("").trim_start_matches('/'));
+        let (root, file) = if controllers.split(',').any(|c| c == "memory") {
+            (CGROUP_V1_MEMORY, "memory.limit_in_bytes")
+        } else if controllers.is_empty() {
+            ("/sys/fs/cgroup", "memory.max")
+        } else {
+            return Vec::new();
+        };
+        let root = std::path::Path::new(root);
+        vec![root.join(path).join(file), root.join(file)]
+    })
+}
 
 /// This process inside a cgroup v1 memory group whose limit is `bytes`: the way to
 /// simulate a device smaller than the model. Page cache of files the process reads

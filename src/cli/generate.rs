@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use anyhow::{anyhow, Context};
 
-use crate::compute::{ComputeRequest, SelectionStats, SessionPlan};
+use crate::compute::{ComputeRequest, Holding, SelectionStats, SessionPlan};
 use crate::engine::{GenerateOptions, GenerateStats, LoadOptions, Model, Session, SessionOptions, Token};
 
 /// Arguments of `generate`.
@@ -30,6 +30,8 @@ pub struct GenerateArgs {
     pub no_mmap: bool,
     /// Keep every weight in the file's layout instead of llama.cpp's repacked one
     /// (as llama.cpp's --no-repack): slower, but evictable under a memory cap.
+    /// Default with --compute where the file does not fit the memory this process
+    /// may use (its memory group's limit or the machine's), with --layout copy.
     #[arg(long)]
     pub no_repack: bool,
     #[command(flatten)]
@@ -104,7 +106,8 @@ pub struct ComputeArgs {
     /// memory-mapped file becomes anonymous memory) or copy (gathered into a buffer
     /// of phi / gamma of the sparsified FFN bytes each prompt; the file's pages stay
     /// file-backed, so a memory cap can evict those decode never reads). Default: in
-    /// place where every sparsified layer allows it, else a copy.
+    /// place where every sparsified layer allows it, else a copy; `generate` takes
+    /// copy, unrepacked, where the file does not fit the memory it may use.
     #[arg(long, value_enum)]
     pub layout: Option<crate::compute::Layout>,
     /// Layers to sparsify in a file that is not sliced (CoreInfer), START..END;
@@ -160,14 +163,18 @@ pub fn run(args: GenerateArgs) -> anyhow::Result<()> {
     if args.prompt.is_empty() {
         return Err(anyhow!("the prompt is empty"));
     }
-    let model = Model::load(&args.model, &LoadOptions { mmap: !args.no_mmap, repack: !args.no_repack, ..Default::default() })
+    // How the weights are held is decided before llama.cpp loads them: a file that
+    // does not fit the memory this process may use runs the device case.
+    let g = crate::gguf::GgufFile::read(&args.model).with_context(|| format!("cannot load {}", args.model.display()))?;
+    let holding = Holding::for_file(&args.compute.request().with_file_tuning(), args.no_repack, &g)?;
+    let model = Model::load(&args.model, &LoadOptions { mmap: !args.no_mmap, repack: holding.repack.value, ..Default::default() })
         .with_context(|| format!("cannot load {}", args.model.display()))?;
     let threads = args.sampling.threads();
     let tokens = prompt_tokens(&model, &args)?;
     let mut stdout = std::io::stdout().lock();
-    let out = generate_streamed(&model, &args, &tokens, threads, &mut stdout)?;
+    let out = generate_streamed(&model, &args, &holding, &tokens, threads, &mut stdout)?;
     if args.json.json {
-        print_record(&args, &model, out, threads, &mut stdout)
+        print_record(&args, &model, &holding, out, threads, &mut stdout)
     } else {
         print_summary(&out, threads, &mut stdout)
     }
@@ -180,6 +187,8 @@ struct Generated {
     stats: GenerateStats,
     selection: Option<SelectionStats>,
     plan: Option<SessionPlan>,
+    /// The device case's line, where it applied by default.
+    holding: Option<String>,
 }
 
 /// The prompt's tokens: as typed, or wrapped in the chat template with `--chat`.
@@ -197,6 +206,7 @@ fn prompt_tokens(model: &Model, args: &GenerateArgs) -> anyhow::Result<Vec<Token
 fn generate_streamed(
     model: &Model,
     args: &GenerateArgs,
+    holding: &Holding,
     tokens: &[Token],
     threads: i32,
     stdout: &mut impl Write,
@@ -221,7 +231,7 @@ fn generate_streamed(
     // Dense decode (no --compute, no tuned phi in the file) runs the plain engine,
     // on any model llama.cpp reads.
     let selective = args.compute.compute.is_some() || crate::compute::session_plan::tuned_phi(model.gguf()).is_some();
-    let plan = selective.then(|| SessionPlan::build(&args.compute.request().with_file_tuning(), model.gguf())).transpose()?;
+    let plan = selective.then(|| SessionPlan::build(&holding.apply(args.compute.request().with_file_tuning()), model.gguf())).transpose()?;
     let (stats, selection) = match &plan {
         Some(plan) => {
             let (_, stats, sel) = plan.open(model, session_opts)?.generate(tokens, &opts, on_text)?;
@@ -235,11 +245,11 @@ fn generate_streamed(
     if let Some(e) = write_err {
         return Err(e).context("writing to stdout");
     }
-    Ok(Generated { text, stats, selection, plan })
+    Ok(Generated { text, stats, selection, plan, holding: holding.describe() })
 }
 
 /// `--json`: one [`GenerateRecord`] line on stdout.
-fn print_record(args: &GenerateArgs, model: &Model, out: Generated, threads: i32, stdout: &mut impl Write) -> anyhow::Result<()> {
+fn print_record(args: &GenerateArgs, model: &Model, holding: &Holding, out: Generated, threads: i32, stdout: &mut impl Write) -> anyhow::Result<()> {
     let compute = out.plan.as_ref().and_then(|p| p.phi);
     let Generated { text, stats, selection, .. } = out;
     let rec = GenerateRecord {
@@ -254,7 +264,7 @@ fn print_record(args: &GenerateArgs, model: &Model, out: Generated, threads: i32
         selection,
         weight_bytes: crate::model::ModelInfo::from_gguf(model.gguf())?.total_bytes,
         mmap: !args.no_mmap,
-        repack: !args.no_repack,
+        repack: holding.repack.value,
         memory: crate::memory::MemorySnapshot::now(),
     };
     writeln!(stdout, "{}", serde_json::to_string(&rec)?)?;
@@ -283,6 +293,9 @@ fn print_summary(out: &Generated, threads: i32, stdout: &mut impl Write) -> anyh
     );
     if let Some(plan) = &out.plan {
         eprintln!("plan: {}", plan.describe());
+    }
+    if let Some(h) = &out.holding {
+        eprintln!("plan: {h}");
     }
     Ok(())
 }

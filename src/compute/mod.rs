@@ -37,7 +37,7 @@ use crate::model::{ffn_down_neuron_major, ModelInfo};
 pub use crate::profile::votes::{computed_count, votes_per_token};
 pub use plan::{decode_labels, ComputeOptions, ComputePlan, LayerPlan};
 pub use select::Vote;
-pub use session_plan::{ComputeRequest, DecodeRefit, SessionPlan, DEFAULT_TOKEN_SHARE, DEFAULT_VOTE};
+pub use session_plan::{ComputeRequest, DecodeRefit, Holding, SessionPlan, DEFAULT_TOKEN_SHARE, DEFAULT_VOTE};
 use prefill_fit::{LayerFit, PrefillFit};
 use select::{compute_set, SelectorState, VoteObserver, Votes};
 

@@ -37,6 +37,76 @@ pub fn help_defaults() -> Vec<(&'static str, String)> {
     vec![("--token-share", DEFAULT_TOKEN_SHARE.to_string()), ("--vote", DEFAULT_VOTE.name().to_string()), ("--decode-refit", DEFAULT_RIDGE.to_string())]
 }
 
+/// How a session holds its weights: llama.cpp's repacking and the decode layout
+/// ([`decide_holding`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Holding {
+    /// Let llama.cpp repack weights for its CPU kernels (`--no-repack`: false).
+    pub repack: Decided<bool>,
+    /// How decode reaches the computed neurons (`None`: in place where every
+    /// sparsified layer allows it, else a copy).
+    pub layout: Decided<Option<Layout>>,
+}
+
+/// The share of a file's weight bytes added for the runtime (KV cache, compute
+/// buffers, the process) when telling whether a file fits the memory a process may
+/// use: the 1.5B model's dense file peaks 10% above its weights uncapped, and its
+/// prefill touches more.
+pub const RUNTIME_SHARE: f64 = 0.25;
+
+/// How a session on a file of `weight_bytes` holds its weights, given what the
+/// command line asked and the memory the process may use (`usable`:
+/// [`crate::memory::usable_memory`]). Asked values win. By default, a selective
+/// decode of a file that does not fit (weights + [`RUNTIME_SHARE`] above `usable`)
+/// runs the device case: weights unrepacked and file-backed, decode from a
+/// gathered copy, so that the kernel evicts the loaded neurons decode skips rather
+/// than weights every token reads (in place, every page a swap touched would be
+/// anonymous memory, which cannot be evicted without swap). Otherwise llama.cpp's
+/// repacking, in place where it can.
+pub fn decide_holding(asked_layout: Option<Layout>, no_repack: bool, selective: bool, weight_bytes: u64, usable: Option<u64>) -> Holding {
+    let needed = weight_bytes as f64 * (1.0 + RUNTIME_SHARE);
+    let device = match usable {
+        Some(u) if selective && needed > u as f64 => Some(format!(
+            "the file's {} MiB of weights (about {} MiB with the runtime) do not fit the {} MiB this process may use",
+            weight_bytes >> 20,
+            (needed as u64) >> 20,
+            u >> 20
+        )),
+        _ => None,
+    };
+    let repack = match (no_repack, &device) {
+        (true, _) => Decided::asked(false, "--no-repack"),
+        (false, Some(why)) => Decided::by_default(false, format!("{why}: weights file-backed, so that the neurons decode skips can be evicted")),
+        (false, None) => Decided::by_default(true, "llama.cpp repacks what its CPU kernels run faster"),
+    };
+    let layout = match (asked_layout, &device) {
+        (Some(l), _) => Decided::asked(Some(l), "--layout"),
+        (None, Some(why)) => Decided::by_default(Some(Layout::Copy), format!("{why}: decode reads a gathered copy, the rest of the file can be evicted")),
+        (None, None) => Decided::by_default(None, "in place where every sparsified layer allows it"),
+    };
+    Holding { repack, layout }
+}
+
+impl Holding {
+    /// The holding of a session on `g` as `req` and `--no-repack` ask, with the
+    /// memory this process may use.
+    pub fn for_file(req: &ComputeRequest, no_repack: bool, g: &GgufFile) -> anyhow::Result<Holding> {
+        let selective = decide_phi(req.compute, req.file_tuning, g).value.is_some();
+        let bytes = ModelInfo::from_gguf(g)?.total_bytes;
+        Ok(decide_holding(req.layout, no_repack, selective, bytes, crate::memory::usable_memory()))
+    }
+
+    /// `req` with this holding's layout.
+    pub fn apply(&self, req: ComputeRequest) -> ComputeRequest {
+        ComputeRequest { layout: self.layout.value, ..req }
+    }
+
+    /// A line for the plan where the device case applies by default.
+    pub fn describe(&self) -> Option<String> {
+        (self.layout.default && self.layout.value == Some(Layout::Copy)).then(|| format!("layout copy, no repacking {}", self.layout.reason()))
+    }
+}
+
 /// `--decode-refit` as asked: `off`, or the ridge.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum DecodeRefit {
@@ -216,6 +286,28 @@ pub fn decide_decode_refit(asked: Option<DecodeRefit>, decode_bias: bool, select
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_device_case_holds_weights_unrepacked_and_gathered_where_the_file_does_not_fit() {
+        let mib = |m: u64| m << 20;
+        // 1060 MiB of weights need about 1325 MiB: a 1000 MiB group does not hold them.
+        let tight = decide_holding(None, false, true, mib(1060), Some(mib(1000)));
+        assert_eq!((tight.repack.value, tight.layout.value), (false, Some(Layout::Copy)));
+        assert!(tight.repack.default && tight.layout.default);
+        assert!(tight.layout.why.contains("1060 MiB of weights (about 1325 MiB with the runtime) do not fit the 1000 MiB"), "{}", tight.layout.why);
+        assert!(tight.describe().is_some());
+        // The same file with room, a dense decode, or nothing known: llama.cpp's way, in place.
+        for (selective, usable) in [(true, Some(mib(24 << 10))), (false, Some(mib(1000))), (true, None)] {
+            let h = decide_holding(None, false, selective, mib(1060), usable);
+            assert_eq!((h.repack.value, h.layout.value, h.describe()), (true, None, None), "{selective} {usable:?}");
+        }
+        // Asked values win either way.
+        let asked = decide_holding(Some(Layout::InPlace), true, true, mib(1060), Some(mib(1000)));
+        assert_eq!((asked.repack.value, asked.layout.value), (false, Some(Layout::InPlace)));
+        assert!(!asked.repack.default && !asked.layout.default && asked.describe().is_none());
+        let roomy = decide_holding(Some(Layout::Copy), true, true, mib(1060), Some(mib(24 << 10)));
+        assert_eq!((roomy.repack.value, roomy.layout.value), (false, Some(Layout::Copy)));
+    }
 
     #[test]
     fn each_decode_refit_default_is_decided_once() {
