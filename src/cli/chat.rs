@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context};
 
 use super::generate::{ComputeArgs, SamplingArgs};
-use crate::compute::{SelectionStats, SelectiveSession, SessionPlan};
+use crate::compute::{Holding, SelectionStats, SelectiveSession, SessionPlan};
 use crate::engine::{GenerateOptions, GenerateStats, LoadOptions, Model, SessionOptions, Token};
 use crate::memory::{trim_heap, MemorySnapshot};
 use crate::model::ModelInfo;
@@ -116,8 +116,12 @@ pub fn run(a: ChatArgs) -> anyhow::Result<()> {
     let mut task = a.task;
     let mut messages: Vec<(String, String)> = Vec::new();
     loop {
-        let model = load_within_budget(&a, task)?;
-        match chat_with(&a, &model, &mut messages)? {
+        let (model, holding) = load_within_budget(&a, task)?;
+        if let Some(line) = holding.describe() {
+            eprintln!("chat: {line}");
+        }
+        let held = ChatArgs { compute: ComputeArgs { layout: holding.layout.value, ..a.compute.clone() }, ..a.clone() };
+        match chat_with(&held, &model, &mut messages)? {
             Next::Quit => return Ok(()),
             Next::SwitchTask(t) => {
                 let given_sliced = model.path() == a.model && SliceMeta::from_gguf(model.gguf())?.is_some();
@@ -181,7 +185,10 @@ fn run_tuned(a: ChatArgs) -> anyhow::Result<()> {
 /// memory of loading it and prefilling one full batch, and while that exceeds the
 /// budget, chooses gamma again for the budget less the measured overhead over the
 /// accounted weights + KV cache (at most four rounds).
-fn load_within_budget(a: &ChatArgs, task: Option<Task>) -> anyhow::Result<Model> {
+///
+/// Without a budget, a file that does not fit the memory this process may use runs
+/// the device case ([`Holding`]); with one, the chosen slice fits it.
+fn load_within_budget(a: &ChatArgs, task: Option<Task>) -> anyhow::Result<(Model, Holding)> {
     // The reservation that fitted in an earlier run with these settings, if any,
     // is made from the start (kept beside the cached slices).
     let memo = a.mem_budget.map(|_| runtime_memo(a));
@@ -189,8 +196,13 @@ fn load_within_budget(a: &ChatArgs, task: Option<Task>) -> anyhow::Result<Model>
     for _ in 0..4 {
         let path = resolve_model(a, task, overhead)?;
         let _ = crate::memory::reset_peak_rss();
-        let model = Model::load(&path, &LoadOptions::default()).with_context(|| format!("cannot load {}", path.display()))?;
-        let Some(budget) = a.mem_budget else { return Ok(model) };
+        let request = a.compute.request().with_file_tuning();
+        let holding = match a.mem_budget {
+            None => Holding::for_file(&request, false, &crate::gguf::GgufFile::read(&path).with_context(|| format!("cannot load {}", path.display()))?)?,
+            Some(_) => crate::compute::session_plan::decide_holding(request.layout, false, false, 0, None),
+        };
+        let model = Model::load(&path, &LoadOptions { repack: holding.repack.value, ..Default::default() }).with_context(|| format!("cannot load {}", path.display()))?;
+        let Some(budget) = a.mem_budget else { return Ok((model, holding)) };
         let (runtime, predicted) = full_cache_peak(a, &model)?;
         if predicted <= budget {
             // Remember the reservation that fitted: the next run with these
@@ -198,7 +210,7 @@ fn load_within_budget(a: &ChatArgs, task: Option<Task>) -> anyhow::Result<Model>
             if let Some(p) = &memo {
                 let _ = std::fs::create_dir_all(&a.cache_dir).and_then(|_| crate::fsutil::write_atomic(p, overhead.to_string().as_bytes()));
             }
-            return Ok(model);
+            return Ok((model, holding));
         }
         if SliceMeta::from_gguf(model.gguf())?.is_some() && path == a.model {
             bail!("{} needs {} at its peak with a full KV cache, over the budget of {}", path.display(), format_bytes(predicted), format_bytes(budget));

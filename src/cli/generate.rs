@@ -106,8 +106,9 @@ pub struct ComputeArgs {
     /// memory-mapped file becomes anonymous memory) or copy (gathered into a buffer
     /// of phi / gamma of the sparsified FFN bytes each prompt; the file's pages stay
     /// file-backed, so a memory cap can evict those decode never reads). Default: in
-    /// place where every sparsified layer allows it, else a copy; `generate` takes
-    /// copy, unrepacked, where the file does not fit the memory it may use.
+    /// place where every sparsified layer allows it, else a copy; `generate` and
+    /// `chat` take copy, unrepacked, where the file does not fit the memory they may
+    /// use.
     #[arg(long, value_enum)]
     pub layout: Option<crate::compute::Layout>,
     /// Layers to sparsify in a file that is not sliced (CoreInfer), START..END;
