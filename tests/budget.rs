@@ -82,3 +82,34 @@ fn the_budget_holds_under_a_memory_cap_of_that_size() {
     let (peak, _) = measured(&err);
     assert!(peak <= BUDGET as f64 / 1048576.0, "{err}");
 }
+
+/// `generate --compute` on a file that does not fit the memory its process may use
+/// (a cgroup v1 group of 300 MiB for 256.6 MiB of weights, about 320 MiB with the
+/// runtime share) holds it the device case's way by default, unrepacked and decoding
+/// from a gathered copy, says so, runs to the end under the cap, and generates what
+/// the uncapped run does in place (the two layouts decode bit-identically).
+#[test]
+#[cfg_attr(not(memory_caps), ignore = "needs root and a cgroup v1 memory hierarchy at /sys/fs/cgroup/memory")]
+fn generate_holds_a_file_that_does_not_fit_the_device_way() {
+    let dir = tempfile::tempdir().unwrap();
+    let f16 = smollm2_f16(dir.path());
+    let run = |wrap: &str| {
+        let cmd = format!("{wrap}exec {} generate -m {} -p 'The capital of France is' -n 8 --compute 0.4 -t 2", env!("CARGO_BIN_EXE_selectinfer"), f16.display());
+        let out = Command::new("sh").arg("-c").arg(cmd).stdin(Stdio::null()).output().unwrap();
+        (out.status.success(), String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
+    };
+    let (ok, text, err) = run("");
+    assert!(ok, "{err}");
+    assert!(!err.contains("layout copy"), "with room the file is held as llama.cpp holds it: {err}");
+    let group = PathBuf::from(format!("/sys/fs/cgroup/memory/selectinfer-holding-test-{}", std::process::id()));
+    std::fs::create_dir(&group).unwrap_or_else(|e| panic!("memory caps are expected here but {} cannot be made: {e}", group.display()));
+    std::fs::write(group.join("memory.limit_in_bytes"), BUDGET.to_string()).unwrap();
+    let _ = std::fs::write(group.join("memory.memsw.limit_in_bytes"), BUDGET.to_string());
+    let (ok, capped, capped_err) = run(&format!("echo $$ > {}/cgroup.procs && ", group.display()));
+    let _ = std::fs::remove_dir(&group);
+    assert!(ok, "the capped generation ran to the end: {capped_err}");
+    assert!(capped_err.contains("plan: layout copy, no repacking (default: the file's 256 MiB of weights"), "{capped_err}");
+    assert!(capped_err.contains("do not fit the 300 MiB this process may use"), "{capped_err}");
+    assert_eq!(capped, text, "the gathered copy decodes what the in-place run decodes");
+    assert!(text.trim().len() > 1, "text was generated: {text:?}");
+}
