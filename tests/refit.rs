@@ -44,7 +44,7 @@ fn recorded_rows(model: &Path, data: &Path, n_layer: usize) -> Vec<Vec<Vec<f64>>
     let m = Model::load(model, &LoadOptions::default()).unwrap();
     let text = profiling_text(&[data.to_path_buf()], Task::Translate).unwrap();
     let obs = Rows { prefix: format!("{}-", FfnActivation::Swiglu.node_name()), rows: rows.clone() };
-    text_nll(&m, &text, 64, Some(3), 2, Some(Box::new(obs))).unwrap();
+    text_nll("moments", &m, &text, 64, Some(3), 2, Some(Box::new(obs))).unwrap();
     let r = rows.lock().unwrap().clone();
     r
 }
@@ -224,7 +224,7 @@ fn activation_rows(model: &Path, data: &Path) -> Vec<Vec<Vec<f64>>> {
     let m = Model::load(model, &LoadOptions::default()).unwrap();
     let text = profiling_text(&[data.to_path_buf()], Task::Translate).unwrap();
     let obs = Rows { prefix: format!("{}-", info.ffn_activation.unwrap().node_name()), rows: rows.clone() };
-    text_nll(&m, &text, 64, Some(3), 2, Some(Box::new(obs))).unwrap();
+    text_nll("moments", &m, &text, 64, Some(3), 2, Some(Box::new(obs))).unwrap();
     let r = rows.lock().unwrap().clone();
     r
 }

@@ -48,7 +48,7 @@ pub fn perplexity_and_kl(model: &Model, reference: &Model, text: &str, n_ctx: us
     ensure!(text_chunks(reference, text, n_ctx, max_chunks)? == chunks, "the reference tokenizes the text differently: KL needs the same tokenizer");
     let mut r = Session::new(reference, SessionOptions { n_ctx: n_ctx as u32, n_batch: n_ctx as u32, threads, observer: None })?;
     let (mut chunk_kl, mut same, mut count) = (Vec::with_capacity(chunks.len()), 0usize, 0usize);
-    let p = with_interval(score_chunks(model, &chunks, threads, None, |chunk, logits| {
+    let p = with_interval(score_chunks("perplexity and KL", model, &chunks, threads, None, |chunk, logits| {
         let ref_logits = r.eval_logits_from(chunk, n_ctx / 2)?;
         let mut sum = 0.0;
         for (rl, l) in ref_logits.iter().zip(logits) {

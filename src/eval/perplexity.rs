@@ -171,7 +171,7 @@ pub fn format_chunk_nll(chunk_nll: &[f64]) -> String {
 
 /// Perplexity of `text` in chunks of `n_ctx` tokens (at most `max_chunks`).
 pub fn perplexity(model: &Model, text: &str, n_ctx: usize, max_chunks: Option<usize>, threads: i32) -> anyhow::Result<Perplexity> {
-    Ok(with_interval(text_nll(model, text, n_ctx, max_chunks, threads, None)?))
+    Ok(with_interval(text_nll("perplexity", model, text, n_ctx, max_chunks, threads, None)?))
 }
 
 /// The perplexity of a pass over chunks ([`crate::profile::text`]) with its

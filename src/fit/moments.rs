@@ -69,7 +69,7 @@ pub fn measure_moments(req: &MomentsRequest, out_for: impl FnOnce(&ModelFingerpr
             eprintln!("profile moments: layers {}..{} (pass {} of {})", layers.start, layers.end, i + 1, passes.len());
         }
         let (observer, moments) = MomentsObserver::for_layers(activation, &n_ff, layers.clone());
-        chunks = text_nll(&model, &text, req.ctx, Some(req.chunks), req.threads, Some(Box::new(observer)))?.chunks;
+        chunks = text_nll("moments", &model, &text, req.ctx, Some(req.chunks), req.threads, Some(Box::new(observer)))?.chunks;
         let measured = std::mem::take(&mut *moments.lock().expect("moments lock"));
         anyhow::ensure!(measured.iter().all(|m| m.tokens > 0), "no activations were observed (is {} a gated-FFN model?)", req.model.display());
         for m in &measured {

@@ -59,7 +59,7 @@ pub fn measure(req: &SensitivityRequest) -> anyhow::Result<LayerSensitivity> {
 
     let text = profiling_text(&req.data, req.task)?;
     let run = |mask: Option<NeuronMask>| {
-        text_nll(&model, &text, req.ctx, Some(req.chunks), req.threads, mask.map(|m| Box::new(m) as Box<_>))
+        text_nll("sensitivity", &model, &text, req.ctx, Some(req.chunks), req.threads, mask.map(|m| Box::new(m) as Box<_>))
     };
     let whole = run(None)?;
     if req.progress {

@@ -44,8 +44,10 @@ pub fn nll(logits: &[f32], target: usize) -> f64 {
 
 /// The NLL of `text` in chunks of `n_ctx` tokens (at most `max_chunks`), with an
 /// observer on the graph (e.g. a [`crate::fit::mask::NeuronMask`] that slices
-/// layers without writing a file, or the fit's recorders).
+/// layers without writing a file, or the fit's recorders); `what` names the pass
+/// on the progress lines.
 pub fn text_nll(
+    what: &str,
     model: &Model,
     text: &str,
     n_ctx: usize,
@@ -54,13 +56,15 @@ pub fn text_nll(
     observer: Option<Box<dyn TensorObserver>>,
 ) -> anyhow::Result<TextNll> {
     let chunks = text_chunks(model, text, n_ctx, max_chunks)?;
-    score_chunks(model, &chunks, threads, observer, |_, _| Ok(()))
+    score_chunks(what, model, &chunks, threads, observer, |_, _| Ok(()))
 }
 
 /// The NLL of `chunks` (each `n_ctx` tokens long) through `model`; `also` gets
 /// each chunk and the logits of its scored positions (n_ctx/2 .. n_ctx - 1, each
-/// predicting the next token), for measures taken in the same pass.
+/// predicting the next token), for measures taken in the same pass; `what` names
+/// the pass on the progress lines.
 pub fn score_chunks(
+    what: &str,
     model: &Model,
     chunks: &[Vec<Token>],
     threads: i32,
@@ -72,7 +76,7 @@ pub fn score_chunks(
     let mut s = Session::new(model, SessionOptions { n_ctx: n_ctx as u32, n_batch: n_ctx as u32, threads, observer })?;
     let mut chunk_nll = Vec::with_capacity(n_chunks);
     let per_chunk = n_ctx - 1 - n_ctx / 2;
-    let bar = crate::output::progress_bar(true, n_chunks as u64, "perplexity");
+    let bar = crate::output::progress_bar(true, n_chunks as u64, what);
     for chunk in chunks {
         // Logits of the scored half only (the output layer dominates on large vocabularies).
         let logits = s.eval_logits_from(chunk, n_ctx / 2)?;
