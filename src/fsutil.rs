@@ -217,6 +217,17 @@ pub fn register(c: Cleanup) {
     PENDING.lock().unwrap_or_else(|e| e.into_inner()).push(c);
 }
 
+/// Makes what `c` undoes and registers `c` under the registry's lock, when `make`
+/// succeeds: a signal's cleanup ([`run_cleanups`]) then runs either before `make`
+/// starts (and the process exits before it can) or after `c` is registered, never
+/// in between, where what `make` made would be left behind.
+pub fn register_made<T, E>(c: Cleanup, make: impl FnOnce() -> Result<T, E>) -> Result<T, E> {
+    let mut pending = PENDING.lock().unwrap_or_else(|e| e.into_inner());
+    let made = make()?;
+    pending.push(c);
+    Ok(made)
+}
+
 /// Forgets `c` (undone by its owner).
 pub fn unregister(c: &Cleanup) {
     let mut p = PENDING.lock().unwrap_or_else(|e| e.into_inner());
@@ -232,8 +243,8 @@ fn unregister_file(path: &Path) {
 /// Undoes everything registered, newest first: removes temporary files, leaves
 /// and removes memory groups.
 pub fn run_cleanups() {
-    let pending = std::mem::take(&mut *PENDING.lock().unwrap_or_else(|e| e.into_inner()));
-    for c in pending.iter().rev() {
+    let mut registry = PENDING.lock().unwrap_or_else(|e| e.into_inner());
+    for c in std::mem::take(&mut *registry).iter().rev() {
         match c {
             Cleanup::File(p) => {
                 let _ = fs::remove_file(p);
@@ -241,6 +252,9 @@ pub fn run_cleanups() {
             Cleanup::Cgroup(dir) => leave_group(dir),
         }
     }
+    // The process exits next: the registry stays locked, so that no thread makes
+    // something [`register_made`] would register after the cleanups ran.
+    std::mem::forget(registry);
 }
 
 /// Where cgroup v1 memory groups are created.

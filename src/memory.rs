@@ -185,8 +185,10 @@ impl MemoryCap {
         }
         sweep_stale_groups(root);
         let dir = root.join(format!("selectinfer-{}", std::process::id()));
-        std::fs::create_dir(&dir).map_err(|e| err(format!("creating {}: {e} (caps need root and cgroup v1 memory controllers)", dir.display())))?;
-        crate::fsutil::register(crate::fsutil::Cleanup::Cgroup(dir.clone()));
+        // Made and registered at once: an interrupt the moment the group exists
+        // still removes it.
+        crate::fsutil::register_made(crate::fsutil::Cleanup::Cgroup(dir.clone()), || std::fs::create_dir(&dir))
+            .map_err(|e| err(format!("creating {}: {e} (caps need root and cgroup v1 memory controllers)", dir.display())))?;
         let cap = MemoryCap { dir, bytes };
         let write = |file: &str, value: String| {
             let path = cap.dir.join(file);
