@@ -3,12 +3,10 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 
 use selectinfer::compute::{ComputeOptions, ComputePlan, SelectiveSession};
 use selectinfer::engine::{quantize, LoadOptions, Model, SessionOptions, TargetType, Token, TensorObserver};
 use selectinfer::model::ModelInfo;
-use selectinfer::select::{slice_model, SliceRequest, SliceSource};
 use selectinfer::synth::SynthArch;
 
 fn opts(observer: Option<Box<dyn TensorObserver>>) -> SessionOptions {
@@ -20,26 +18,8 @@ fn compute_opts(phi: f64) -> ComputeOptions {
 }
 
 /// A random slice of the tiny model at gamma 0.7, delta 0.3, both layers.
-fn sliced(arch: SynthArch, src: &Path, name: &str) -> PathBuf {
-    // Tests run in parallel and share these slices: one builds, the others wait.
-    static BUILDING: Mutex<()> = Mutex::new(());
-    let _guard = BUILDING.lock().unwrap_or_else(|e| e.into_inner());
-    let out = common::shared_dir().join(name);
-    if !out.exists() {
-        let req = SliceRequest {
-            model: src.into(),
-            output: out.clone(),
-            source: SliceSource::Random { seed: 11 },
-            load: 0.7,
-            static_share: 0.3,
-            layers: Some(0..2),
-            verify: true,
-            source_sha256: None,
-            down_layout: Default::default(),
-        };
-        slice_model(&req).unwrap_or_else(|e| panic!("{arch:?}: {e:#}"));
-    }
-    out
+fn sliced(_arch: SynthArch, src: &Path, name: &str) -> PathBuf {
+    common::random_slice(src, &common::shared_dir().join(name), 11)
 }
 
 const PROMPT: &str = "the word of a man is what it was";

@@ -8,7 +8,6 @@ use std::sync::Mutex;
 
 use selectinfer::compute::{ComputeOptions, ComputePlan, Layout, SelectiveSession};
 use selectinfer::engine::{quantize, LoadOptions, Model, Session, SessionOptions, TargetType, Token};
-use selectinfer::select::{slice_model, SliceRequest, SliceSource};
 use selectinfer::synth::SynthArch;
 
 fn opts() -> SessionOptions {
@@ -28,18 +27,7 @@ fn sliced(arch: SynthArch, ty: TargetType, name: &str) -> PathBuf {
     if !out.exists() {
         let src = common::shared_dir().join(format!("inplace-{name}-source.gguf"));
         quantize(&common::tiny_model(arch), &src, ty, 2).unwrap();
-        let req = SliceRequest {
-            model: src,
-            output: out.clone(),
-            source: SliceSource::Random { seed: 5 },
-            load: 0.7,
-            static_share: 0.3,
-            layers: Some(0..2),
-            verify: true,
-            source_sha256: None,
-            down_layout: Default::default(),
-        };
-        slice_model(&req).unwrap_or_else(|e| panic!("{name}: {e:#}"));
+        common::random_slice(&src, &out, 5);
     }
     out
 }

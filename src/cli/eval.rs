@@ -55,6 +55,13 @@ pub struct EvalArgs {
     /// no scores (for synthetic random-weight models).
     #[arg(long, value_name = "N", value_parser = super::opts::parse_count)]
     pub speed_only: Option<usize>,
+    /// Reuse the KV cache of the prefix each prompt shares with the one before (the
+    /// shots, the chat template's system text, a paragraph asked about again) and,
+    /// computing selectively, the votes of its tokens, as llama-server's prompt
+    /// cache does. Equal to a run without it up to rounding (llama.cpp's results
+    /// depend on where prompts are cut into batches); the row records it.
+    #[arg(long)]
+    pub prompt_cache: bool,
     #[command(flatten)]
     pub compute: ComputeArgs,
 }
@@ -75,6 +82,7 @@ impl EvalArgs {
             chat: self.chat,
             mem_cap: self.mem_cap,
             speed_only: self.speed_only,
+            prompt_cache: self.prompt_cache,
         })
     }
 }

@@ -22,6 +22,7 @@
 
 mod plan;
 pub mod prefill_fit;
+pub mod prompt_cache;
 pub mod refit;
 pub mod select;
 pub mod session_plan;
@@ -39,6 +40,7 @@ pub use plan::{decode_labels, ComputeOptions, ComputePlan, LayerPlan};
 pub use select::Vote;
 pub use session_plan::{ComputeRequest, DecodeRefit, Holding, SessionPlan, DEFAULT_TOKEN_SHARE, DEFAULT_VOTE};
 use prefill_fit::{LayerFit, PrefillFit};
+use prompt_cache::PromptCache;
 use select::{compute_set, SelectorState, VoteObserver, Votes};
 
 /// Allocations from this size on are memory-mapped once the prompt refit is on
@@ -91,6 +93,9 @@ pub struct SelectiveSession<'m> {
     votes_counted: bool,
     /// The plan the session was opened with: its votes' shape ([`SelectiveSession::set_plan`]).
     opened: ComputePlan,
+    /// The prompt cache ([`SelectiveSession::generate_cached`]); dropped by every
+    /// setter, whose change the cached votes did not see.
+    prefix: Option<PromptCache>,
 }
 
 /// How decode reaches the computed neurons.
@@ -142,6 +147,7 @@ impl<'m> SelectiveSession<'m> {
             decode_refit: None,
             threads,
             votes_counted: false,
+            prefix: None,
         })
     }
 
@@ -149,6 +155,7 @@ impl<'m> SelectiveSession<'m> {
     /// every sparsified layer allows it). Asking for [`Layout::InPlace`] where a
     /// layer does not allow it is an error naming the layer and the reason.
     pub fn set_layout(&mut self, layout: Layout) -> anyhow::Result<()> {
+        self.prefix = None;
         self.session.clear_compact_ffn();
         self.current.iter_mut().for_each(|c| *c = None);
         self.in_place = match layout {
@@ -186,6 +193,7 @@ impl<'m> SelectiveSession<'m> {
 
     /// Ranks each prompt token's neurons by `vote` from the next prompt on.
     pub fn set_vote(&mut self, vote: Vote) {
+        self.prefix = None;
         self.state.lock().unwrap_or_else(|e| e.into_inner()).vote = vote;
     }
 
@@ -196,6 +204,7 @@ impl<'m> SelectiveSession<'m> {
     /// unchanged). Needs an F32 `ffn_down` bias in host memory in every sparsified
     /// layer (a slice made with `--compensate`).
     pub fn set_decode_bias(&mut self, on: bool) -> anyhow::Result<()> {
+        self.prefix = None;
         if on {
             ensure!(self.decode_refit.is_none(), "--decode-bias and --decode-refit both change the down bias; choose one");
             self.require_down_bias("--decode-bias")?;
@@ -225,6 +234,7 @@ impl<'m> SelectiveSession<'m> {
     /// prefill; copied, the copy is changed. Needs a down bias as
     /// [`SelectiveSession::set_decode_bias`] does, and `ffn_down` in llama.cpp's layout.
     pub fn set_decode_refit(&mut self, ridge: Option<f64>) -> anyhow::Result<()> {
+        self.prefix = None;
         if let Some(r) = ridge {
             ensure!(r > 0.0 && r.is_finite(), "--decode-refit's ridge must be a positive number, got {r}");
             ensure!(!self.decode_bias, "--decode-bias and --decode-refit both change the down bias; choose one");
@@ -256,6 +266,7 @@ impl<'m> SelectiveSession<'m> {
 
     /// Forgets the conversation and the selection.
     pub fn clear(&mut self) {
+        self.prefix = None;
         self.session.clear_compact_ffn();
         self.session.clear();
         self.current.iter_mut().for_each(|c| *c = None);
@@ -264,38 +275,59 @@ impl<'m> SelectiveSession<'m> {
     /// Prefills `prompt` over all loaded neurons while counting votes, then selects
     /// and installs the compacted FFNs for the following decode steps.
     pub fn prefill_and_select(&mut self, prompt: &[Token]) -> anyhow::Result<(GenerateStats, SelectionStats)> {
-        self.prefill_counting(prompt, self.plan.is_selective())
+        self.prefix = None;
+        self.prefill_counting(prompt, self.plan.is_selective(), None)
     }
 
     /// [`Self::prefill_and_select`], counting votes where `count` (a dense plan
-    /// need not; [`Self::reselect`] may choose from them later).
-    fn prefill_counting(&mut self, prompt: &[Token], count: bool) -> anyhow::Result<(GenerateStats, SelectionStats)> {
+    /// need not; [`Self::reselect`] may choose from them later). With `cache`
+    /// (where later prompts may start to differ), from an empty conversation or the
+    /// cache ([`Self::generate_cached`]); else after what the session holds.
+    pub(super) fn prefill_counting(&mut self, prompt: &[Token], count: bool, cache: Option<&[usize]>) -> anyhow::Result<(GenerateStats, SelectionStats)> {
         self.session.clear_compact_ffn();
         // Prefill runs over the loaded neurons in file order (bit-identical to the
         // plain engine), whatever an earlier prompt or another session reordered.
         let t0 = Instant::now();
         self.session.model().restore_ffn_order()?;
         let restore_ms = t0.elapsed().as_secs_f64() * 1e3;
+        let fits = count && self.decode_refit.is_some();
+        let (reused, checkpoints, votes) = match cache {
+            Some(keep) => self.reuse_prefix(prompt, count, keep, fits),
+            None => (0, Vec::new(), None),
+        };
         {
             let mut s = self.state.lock().unwrap();
             let widths: Vec<Option<usize>> = self.plan.layers.iter().map(|l| l.as_ref().map(|l| l.n_loaded)).collect();
-            s.votes = Votes::new(&widths);
+            s.votes = votes.unwrap_or_else(|| Votes::new(&widths));
             s.enabled = count;
             s.fit = self.decode_refit.filter(|_| s.enabled).map(|ridge| {
                 let plan = self.plan.layers.iter().enumerate().map(|(l, lp)| lp.as_ref().map(|lp| (lp.static_positions.clone(), self.computed(l, lp) - lp.static_positions.len()))).collect();
                 PrefillFit::new(ridge, self.threads, prompt.len(), self.in_place, plan)
             });
         }
+        let t_prefill = Instant::now();
+        let mut start = reused;
+        for end in checkpoints {
+            // Each prefix a later prompt may share, decoded up to its end so that
+            // the votes there can be kept.
+            self.session.decode(&prompt[start..end], false)?;
+            let votes = count.then(|| self.state.lock().unwrap().votes.clone());
+            self.prefix.get_or_insert_with(PromptCache::default).push(&prompt[start..end], votes, self.session.removals());
+            start = end;
+        }
+        let rest = &prompt[start..];
         // The refit fits the prompt's last batch (n_batch tokens, all of a shorter
         // prompt), decoded whole: its rows only are kept, so that no layer holds rows
         // across batches, whatever the prompt's length.
         let fits = self.state.lock().unwrap().fit.is_some();
-        let stats = if fits {
+        let mut stats = if fits {
             let state = Arc::clone(&self.state);
-            self.session.prefill_last_batch_whole(prompt, |n| state.lock().unwrap().votes.keep_rows(n))?
+            self.session.prefill_last_batch_whole(rest, |n| state.lock().unwrap().votes.keep_rows(n))?
         } else {
-            self.session.prefill(prompt)?
+            self.session.prefill(rest)?
         };
+        stats.prompt_tokens = prompt.len() - reused;
+        stats.prefill_s = t_prefill.elapsed().as_secs_f64();
         self.state.lock().unwrap().enabled = false;
         self.votes_counted = count;
         let mut sel = self.select_and_install()?;
@@ -324,6 +356,7 @@ impl<'m> SelectiveSession<'m> {
         let same_votes = plan.layers == self.opened.layers && plan.token_share == self.opened.token_share;
         ensure!(!plan.is_selective() || same_votes, "a selective plan must keep the sparsified layers, loaded and static neurons and alpha the session was opened with");
         ensure!(self.decode_refit.is_none() && !self.decode_bias, "the decode bias and refit are fitted to one phi during the prefill; open a session per phi");
+        self.prefix = None;
         self.session.clear_compact_ffn();
         self.session.model().restore_ffn_order()?;
         self.current.iter_mut().for_each(|c| *c = None);

@@ -124,6 +124,10 @@ pub struct Session<'m> {
     n_past: usize,
     n_ctx: usize,
     n_batch: usize,
+    /// How many times cached tokens were dropped ([`Session::clear`], a
+    /// [`Session::truncate`] that dropped some): a prefix cached with one count is
+    /// still in the cache while the count is the same.
+    removals: u64,
 }
 
 impl<'m> Session<'m> {
@@ -159,6 +163,7 @@ impl<'m> Session<'m> {
             n_past: 0,
             n_ctx,
             n_batch: n_batch as usize,
+            removals: 0,
         })
     }
 
@@ -177,10 +182,23 @@ impl<'m> Session<'m> {
         self.n_ctx
     }
 
+    /// Tokens decoded per batch.
+    pub fn n_batch(&self) -> usize {
+        self.n_batch
+    }
+
+    /// How many times cached tokens were dropped (by [`Session::clear`] or a
+    /// [`Session::truncate`] that dropped some) since the session was made: the
+    /// first `n` cached tokens are the same ones while this and `n <= n_past` hold.
+    pub fn removals(&self) -> u64 {
+        self.removals
+    }
+
     /// Forgets everything decoded (clears the KV cache).
     pub fn clear(&mut self) {
         self.ctx.clear_kv_cache();
         self.n_past = 0;
+        self.removals += 1;
     }
 
     /// Keeps only the first `n` cached tokens (for a conversation whose rendered text
@@ -193,6 +211,7 @@ impl<'m> Session<'m> {
         let ok = self.ctx.clear_kv_cache_seq(Some(0), Some(n as u32), None).unwrap_or(false);
         if ok {
             self.n_past = n;
+            self.removals += 1;
         } else {
             self.clear();
         }

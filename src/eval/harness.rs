@@ -80,6 +80,9 @@ pub struct EvalRequest {
     /// Speed and memory only: generate exactly this many tokens per prompt, no stop
     /// strings, no scores (the only mode for synthetic random-weight models).
     pub speed_only: Option<usize>,
+    /// Reuse the KV cache and votes of the prefix each prompt shares with the one
+    /// before ([`crate::compute::prompt_cache`]).
+    pub prompt_cache: bool,
 }
 
 
@@ -197,14 +200,22 @@ fn generate_all(
 ) -> anyhow::Result<(Timings, Vec<(String, String)>)> {
     let bar = crate::output::progress_bar(true, eval.len() as u64, &format!("eval {} {}", req.method.name(), req.task));
     let (mut pre, mut dec, mut sel_ms, mut outputs) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    for (ex, prompt) in eval.iter().zip(prompts) {
-        s.clear();
+    let checkpoints = if req.prompt_cache { crate::compute::prompt_cache::checkpoints(prompts) } else { Vec::new() };
+    s.clear();
+    for (i, (ex, prompt)) in eval.iter().zip(prompts).enumerate() {
         let mut text = String::new();
-        let (_, stats, sel) = s.generate(prompt, opts, |piece| {
+        // Stop as soon as a stop string appears after some content.
+        let on_text = |piece: &str| {
             text.push_str(piece);
-            // Stop as soon as a stop string appears after some content.
             !stops.iter().any(|st| text.trim_start().contains(st))
-        })?;
+        };
+        let (_, stats, sel) = if req.prompt_cache {
+            let (tokens, stats, sel, _) = s.generate_cached(prompt, &checkpoints[i], opts, on_text)?;
+            (tokens, stats, sel)
+        } else {
+            s.clear();
+            s.generate(prompt, opts, on_text)?
+        };
         pre.push(stats.prefill_tps());
         sel_ms.push(sel.select_ms);
         if stats.generated_tokens > 1 {
@@ -280,6 +291,7 @@ fn new_row(req: &EvalRequest, st: &RowSetting, timings: Timings, variant: String
         threads: req.threads,
         chat: req.chat,
         variant,
+        prompt_cache: req.prompt_cache,
     }
 }
 

@@ -139,6 +139,11 @@ pub struct EvalRow {
     /// for the paper's, and in files written before this column).
     #[serde(default)]
     pub variant: String,
+    /// Prompts reused the KV cache and votes of the prefix they share with the
+    /// prompt before (`--prompt-cache`; [`crate::compute::prompt_cache`]): equal to
+    /// a run without it up to rounding. `false` in files written before this column.
+    #[serde(default)]
+    pub prompt_cache: bool,
 }
 
 impl EvalRow {

@@ -88,6 +88,9 @@ impl<'a> EvalCall<'a> {
         if let Some(n) = c.speed_only {
             a.extend(["--speed-only".into(), n.to_string()]);
         }
+        if c.prompt_cache {
+            a.push("--prompt-cache".into());
+        }
         if let Some(o) = outputs {
             a.extend(["--outputs".into(), o.display().to_string()]);
         }
@@ -113,6 +116,7 @@ impl<'a> EvalCall<'a> {
             speed_only_tokens: c.speed_only,
             chat: false,
             variant: self.comparable_variant(&cell_variant(c)),
+            prompt_cache: c.prompt_cache,
         }
     }
 
@@ -175,6 +179,9 @@ impl<'a> EvalCall<'a> {
         if let Some(s) = c.speed_only {
             n += &format!(".speed{s}");
         }
+        if c.prompt_cache {
+            n += ".prompt-cache";
+        }
         n + &format!(".n{}.jsonl", c.examples)
     }
 }
@@ -215,6 +222,8 @@ pub struct RowKey {
     pub chat: bool,
     /// Selection variant beyond the paper's ([`crate::eval::harness::variant_label`]).
     pub variant: String,
+    /// Prompts reused the prefix they share with the one before.
+    pub prompt_cache: bool,
 }
 
 impl RowKey {
@@ -236,6 +245,7 @@ impl RowKey {
             speed_only_tokens: r.speed_only_tokens,
             chat: r.chat,
             variant: r.variant.clone(),
+            prompt_cache: r.prompt_cache,
         }
     }
 }

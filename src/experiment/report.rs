@@ -318,6 +318,9 @@ pub fn write_readme(e: &Experiment, all: &[EvalRow], ctx: &ReportContext, dir: &
     let machines: BTreeSet<&str> = rows.iter().map(|r| r.machine.as_str()).chain(ctx.perplexity.iter().map(|r| r.machine.as_str())).collect();
     let commits: BTreeSet<&str> = rows.iter().map(|r| r.git_commit.as_str()).chain(ctx.perplexity.iter().map(|r| r.git_commit.as_str())).collect();
     writeln!(s, "Machine: {}. Commits: {}. Threads: {}.\n", joined(&machines, "; "), joined(&commits, ", "), e.threads)?;
+    if rows.iter().any(|r| r.prompt_cache) {
+        writeln!(s, "**Prompt cache**: prompts reuse the KV cache, and the votes, of the prefix they share with the prompt before (`prompt_cache: true`, `eval --prompt-cache`), in the reference's cells and the methods' alike; equal to prefilling each prompt whole up to rounding.\n")?;
+    }
     if rows.iter().any(|r| r.synthetic) {
         writeln!(s, "**Synthetic weights**: rows marked `synthetic` come from random-weight models with a real model's shapes; they measure speed and memory only.\n")?;
     }

@@ -235,3 +235,27 @@ pub fn files_under(dir: &Path) -> std::collections::BTreeMap<PathBuf, Vec<u8>> {
     }
     out
 }
+
+/// A random slice of `model` at gamma 0.7, delta 0.3 over its two layers, written
+/// to `out` once per test binary: tests of one binary run in parallel and share
+/// these files, so one writes and the others wait.
+#[allow(dead_code)]
+pub fn random_slice(model: &Path, out: &Path, seed: u64) -> PathBuf {
+    static BUILDING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _guard = BUILDING.lock().unwrap_or_else(|e| e.into_inner());
+    if !out.exists() {
+        let req = selectinfer::select::SliceRequest {
+            model: model.into(),
+            output: out.into(),
+            source: selectinfer::select::SliceSource::Random { seed },
+            load: 0.7,
+            static_share: 0.3,
+            layers: Some(0..2),
+            verify: true,
+            source_sha256: None,
+            down_layout: Default::default(),
+        };
+        selectinfer::select::slice_model(&req).unwrap_or_else(|e| panic!("{}: {e:#}", out.display()));
+    }
+    out.into()
+}

@@ -288,6 +288,11 @@ pub struct Experiment {
     /// Perplexity beside the task scores (none without this section).
     #[serde(default)]
     pub perplexity: Option<super::perplexity::PerplexitySpec>,
+    /// Every cell reuses the KV cache of the prefix each prompt shares with the one
+    /// before (`eval --prompt-cache`): the reference and the methods alike, so that
+    /// their paired differences compare like with like.
+    #[serde(default)]
+    pub prompt_cache: bool,
 }
 
 fn default_threads() -> i32 {
@@ -350,6 +355,8 @@ pub struct Cell {
     pub decode_bias: bool,
     /// Decode refits the computed columns and bias with this ridge (`--decode-refit`).
     pub decode_refit: Option<f64>,
+    /// Prompts reuse the prefix they share with the one before (`--prompt-cache`).
+    pub prompt_cache: bool,
 }
 
 impl Experiment {
@@ -484,6 +491,7 @@ impl Experiment {
             vote: if compute.is_some() { r.vote.unwrap_or_default() } else { crate::compute::Vote::Abs },
             decode_bias: compute.is_some() && r.decode_bias.unwrap_or(false),
             decode_refit: r.decode_refit.filter(|_| compute.is_some()),
+            prompt_cache: self.prompt_cache,
         }
     }
 }

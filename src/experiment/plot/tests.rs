@@ -77,6 +77,7 @@ fn row(
         threads: 2,
         chat: false,
         variant: String::new(),
+        prompt_cache: false,
     };
     // Intervals of +-12% around the primary score, as the harness writes them.
     if let (Some(m), Some(v)) = (primary_metric(&r), score) {
