@@ -11,8 +11,9 @@
 #      slices (gamma 0.7 and 0.85) dense and at phi 0.65 and 0.4; stock llama.cpp's client on the
 #      same file too when it is built (scripts/stock/build.sh, about 6 minutes; set
 #      SELECTINFER_STOCK=1 to build it here).
-# About 60 minutes on a quiet 2-core AMD EPYC after the build (results/main-time:
-# 56 for the experiment, 4 for the bench). Output: results/quick-local/ (README.md with the tables, results.csv,
+# About 27 minutes on a quiet 2-core AMD EPYC after the build (results/main-time:
+# 23 for the experiment, whose prompts reuse the prefix they share with the one
+# before (prompt_cache), 4 for the bench). Output: results/quick-local/ (README.md with the tables, results.csv,
 # plots, bench.md); re-running resumes the experiment and measures speed again.
 # The Gemma-3-270M quick check is `selectinfer experiment experiments/quick.yaml`.
 set -euo pipefail

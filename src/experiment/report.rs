@@ -39,12 +39,14 @@ fn model_cell(e: &Experiment, r: &EvalRow) -> String {
 }
 
 /// The method column: the method, and its variant where the row has one (e.g.
-/// `selectinfer (base=q4_k_m,down=neurons)`).
+/// `selectinfer (base=q4_k_m,down=neurons)`), and `prompt-cache` where its prompts
+/// reused a cached prefix.
 fn method_cell(r: &EvalRow) -> String {
-    if r.variant.is_empty() {
+    let parts: Vec<&str> = [r.variant.as_str(), if r.prompt_cache { "prompt-cache" } else { "" }].into_iter().filter(|p| !p.is_empty()).collect();
+    if parts.is_empty() {
         r.method.clone()
     } else {
-        format!("{} ({})", r.method, r.variant)
+        format!("{} ({})", r.method, parts.join(","))
     }
 }
 
