@@ -262,14 +262,14 @@ mod tests {
         let text = std::fs::read_to_string(&path).unwrap();
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.len(), 4, "{text}");
-        assert!(lines[0].ends_with(",threads,chat,variant"), "{}", lines[0]);
+        assert!(lines[0].ends_with(",threads,chat,variant,prompt_cache"), "{}", lines[0]);
         assert!(lines[0].contains(",em,em_lo,em_hi,f1,f1_lo,f1_hi,") && lines[0].contains(",decode_tps,select_ms,"), "{}", lines[0]);
-        assert!(lines[1].ends_with(",false,2,false,"), "{}", lines[1]);
-        assert!(lines[2].ends_with(",false,2,true,"), "{}", lines[2]);
+        assert!(lines[1].ends_with(",false,2,false,,false"), "{}", lines[1]);
+        assert!(lines[2].ends_with(",false,2,true,,false"), "{}", lines[2]);
         assert_eq!(lines[2], lines[3]);
         let rows: Vec<EvalRow> = csv::Reader::from_reader(text.as_bytes()).deserialize().map(Result::unwrap).collect();
         assert_eq!(rows.iter().map(|r| (r.chat, r.f1)).collect::<Vec<_>>(), [(false, Some(2.0)), (true, Some(5.0)), (true, Some(5.0))]);
-        assert!(rows.iter().all(|r| r.f1_lo.is_none() && r.select_ms.is_none()), "the new columns read as empty");
+        assert!(rows.iter().all(|r| r.f1_lo.is_none() && r.select_ms.is_none() && !r.prompt_cache), "the new columns read as empty");
     }
 
     #[test]
