@@ -290,6 +290,7 @@ impl<'m> SelectiveSession<'m> {
         let t0 = Instant::now();
         self.session.model().restore_ffn_order()?;
         let restore_ms = t0.elapsed().as_secs_f64() * 1e3;
+        // The per-prompt refit runs where votes are counted (`s.fit` below).
         let fits = count && self.decode_refit.is_some();
         let (reused, checkpoints, votes) = match cache {
             Some(keep) => self.reuse_prefix(prompt, count, keep, fits),
@@ -319,7 +320,6 @@ impl<'m> SelectiveSession<'m> {
         // The refit fits the prompt's last batch (n_batch tokens, all of a shorter
         // prompt), decoded whole: its rows only are kept, so that no layer holds rows
         // across batches, whatever the prompt's length.
-        let fits = self.state.lock().unwrap().fit.is_some();
         let mut stats = if fits {
             let state = Arc::clone(&self.state);
             self.session.prefill_last_batch_whole(rest, |n| state.lock().unwrap().votes.keep_rows(n))?
