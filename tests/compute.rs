@@ -18,7 +18,7 @@ fn compute_opts(phi: f64) -> ComputeOptions {
 }
 
 /// A random slice of the tiny model at gamma 0.7, delta 0.3, both layers.
-fn sliced(_arch: SynthArch, src: &Path, name: &str) -> PathBuf {
+fn sliced(src: &Path, name: &str) -> PathBuf {
     common::random_slice(src, &common::shared_dir().join(name), 11)
 }
 
@@ -67,7 +67,7 @@ use common::max_rel_diff;
 #[test]
 fn phi_equal_to_gamma_runs_the_plain_engine_path() {
     let src = common::tiny_model(SynthArch::Llama);
-    let path = sliced(SynthArch::Llama, &src, "c-llama-f32.gguf");
+    let path = sliced(&src, "c-llama-f32.gguf");
     let (sel, sets, compacted) = selective_logits_with(&path, 0.7, false);
     assert!(sets.iter().all(Option::is_none), "nothing to select at phi = gamma");
     assert!(compacted.is_empty(), "nothing installed: {compacted:?}");
@@ -89,13 +89,13 @@ fn compaction_of_every_loaded_neuron_gives_the_plain_logits() {
     quantize(&common::tiny_model(SynthArch::Llama), &f16, TargetType::F16, 2).unwrap();
     quantize(&common::tiny_model(SynthArch::Llama), &q8, TargetType::Q8_0, 2).unwrap();
     let cases = [
-        (SynthArch::Llama, common::tiny_model(SynthArch::Llama), "c-llama-f32.gguf"),
-        (SynthArch::Llama, f16, "c-llama-f16.gguf"),
-        (SynthArch::Llama, q8, "c-llama-q8_0.gguf"),
-        (SynthArch::Gemma3, common::tiny_model(SynthArch::Gemma3), "c-gemma3-f32.gguf"),
+        (common::tiny_model(SynthArch::Llama), "c-llama-f32.gguf"),
+        (f16, "c-llama-f16.gguf"),
+        (q8, "c-llama-q8_0.gguf"),
+        (common::tiny_model(SynthArch::Gemma3), "c-gemma3-f32.gguf"),
     ];
-    for (arch, src, name) in cases {
-        let path = sliced(arch, &src, name);
+    for (src, name) in cases {
+        let path = sliced(&src, name);
         let (sel, sets, compacted) = selective_logits_with(&path, 0.7, true);
         assert_eq!(compacted, [0, 1], "{name}: both layers decode through the compacted FFN");
         // round(0.7 * 192) = 134 loaded neurons; the Q8_0 slice keeps 128 (whole 32-blocks).
@@ -120,14 +120,14 @@ fn decode_equals_the_masked_dense_engine_for_f32_f16_and_gemma3() {
     let q8 = dir.path().join("llama-q8_0.gguf");
     quantize(&common::tiny_model(SynthArch::Llama), &q8, TargetType::Q8_0, 2).unwrap();
     let cases = [
-        (SynthArch::Llama, sliced(SynthArch::Llama, &common::tiny_model(SynthArch::Llama), "c-llama-f32.gguf"), 1e-5),
-        (SynthArch::Llama, sliced(SynthArch::Llama, &f16, "c-llama-f16.gguf"), 1e-3),
+        (SynthArch::Llama, sliced(&common::tiny_model(SynthArch::Llama), "c-llama-f32.gguf"), 1e-5),
+        (SynthArch::Llama, sliced(&f16, "c-llama-f16.gguf"), 1e-3),
         // Quantized: the slice keeps Q8_0 for all three (ffn_down requantized, which
         // the masked reference of the slice itself does not see); the copy layout's
         // ffn_down is F16, multiplied with unrounded activations where the
         // reference's Q8_0 kernel rounds them to Q8_0 blocks: relative 1e-2.
-        (SynthArch::Llama, sliced(SynthArch::Llama, &q8, "c-llama-q8_0.gguf"), 1e-2),
-        (SynthArch::Gemma3, sliced(SynthArch::Gemma3, &common::tiny_model(SynthArch::Gemma3), "c-gemma3-f32.gguf"), 1e-5),
+        (SynthArch::Llama, sliced(&q8, "c-llama-q8_0.gguf"), 1e-2),
+        (SynthArch::Gemma3, sliced(&common::tiny_model(SynthArch::Gemma3), "c-gemma3-f32.gguf"), 1e-5),
     ];
     for (arch, path, tol) in cases {
         for phi in [0.4, 0.55] {
@@ -160,7 +160,7 @@ fn coreinfer_on_an_unsliced_q8_0_model_matches_the_masked_engine_up_to_activatio
 
 #[test]
 fn static_neurons_are_always_computed() {
-    let path = sliced(SynthArch::Llama, &common::tiny_model(SynthArch::Llama), "c-llama-f32.gguf");
+    let path = sliced(&common::tiny_model(SynthArch::Llama), "c-llama-f32.gguf");
     let g = selectinfer::gguf::GgufFile::read(&path).unwrap();
     let plan = ComputePlan::for_model(&g, &compute_opts(0.4)).unwrap();
     let (_, sets) = selective_logits(&path, 0.4);
@@ -190,7 +190,7 @@ fn coreinfer_on_an_unsliced_quantized_model() {
 
 #[test]
 fn shares_out_of_order_are_clear_errors() {
-    let path = sliced(SynthArch::Llama, &common::tiny_model(SynthArch::Llama), "c-llama-f32.gguf");
+    let path = sliced(&common::tiny_model(SynthArch::Llama), "c-llama-f32.gguf");
     let p = path.to_str().unwrap();
     common::assert_clean_failure(&["generate", "-m", p, "-p", "the", "--compute", "0.9"], "exceeds the loaded share (gamma) 0.7");
     common::assert_clean_failure(&["generate", "-m", p, "-p", "the", "--compute", "0.2"], "is below the static share (delta) 0.3");
