@@ -97,7 +97,7 @@ pub fn prompt_refit_rows(w_row: &dyn Fn(usize, &mut Vec<f32>) -> anyhow::Result<
     let energy: f64 = (0..t).map(|i| g[i * t + i]).sum();
     let lambda = ridge * energy.max(f64::MIN_POSITIVE) / k.max(1) as f64;
     (0..t).for_each(|i| g[i * t + i] += lambda);
-    cholesky_factor(&mut g, t)?;
+    cholesky_factor(&mut g, t, threads)?;
     // P = R G^-1 and D = P X_C (n_embd x k), by blocks of output rows e (columns of
     // R^T), one per thread: solve G P_e^T = R_e^T in f64, then D_e = P_e X_C in f32
     // (the weights' own precision is F16 at best).

@@ -30,7 +30,7 @@
 use anyhow::ensure;
 
 use crate::profile::moments::{add_column_sums, columns, dot, LayerMoments};
-use crate::util::linalg::cholesky_solve;
+use crate::util::linalg::{cholesky_solve, matmul_par, View};
 
 /// lambda as a share of the mean diagonal of M_KK (the kept neurons' mean squared
 /// activation), as in OBS-style reconstructions, which damp by 1% of the mean
@@ -73,28 +73,35 @@ impl FitSums {
 
     /// The sums of the whole model's own activations, from its moments `m`, for the
     /// kept neurons `kept` of layer `w` (`ffn_down` row-major `[n_embd][n_ff]`), whose
-    /// output is y = W a.
-    pub fn from_moments(w: &[f32], n_embd: usize, kept: &[u32], m: &LayerMoments) -> FitSums {
+    /// output is y = W a. The cross term M_K: W^T is a matrix product on `threads`
+    /// threads (its result does not depend on their number).
+    pub fn from_moments(w: &[f32], n_embd: usize, kept: &[u32], m: &LayerMoments, threads: usize) -> anyhow::Result<FitSums> {
         let n = m.n;
         let k = kept.len();
+        ensure!(w.len() == n_embd * n && m.gram.len() == n * n && m.sum.len() == n, "moments of {n} neurons for ffn_down of {} values ({n_embd} rows)", w.len());
+        ensure!(kept.iter().all(|&i| (i as usize) < n), "a kept neuron lies past the layer's {n}");
         let mut s = FitSums::new(k, n_embd);
         s.tokens = m.tokens;
-        let w64: Vec<f64> = w.iter().map(|&v| f64::from(v)).collect();
         for (r, &i) in kept.iter().enumerate() {
             let i = i as usize;
             s.x_sum[r] = m.sum[i];
             for (c, &j) in kept.iter().enumerate() {
                 s.gram[r * k + c] = m.gram[i * n + j as usize];
             }
-            let g = &m.gram[i * n..(i + 1) * n];
-            for e in 0..n_embd {
-                s.cross[r * n_embd + e] = dot64(g, &w64[e * n..(e + 1) * n]);
-            }
+        }
+        let w64: Vec<f64> = w.iter().map(|&v| f64::from(v)).collect();
+        let wt = View::row_major(&w64, n_embd, n).t();
+        // M_K: W^T by blocks of kept rows, so that the gathered rows of M stay small.
+        const ROWS: usize = 256;
+        for (b, rows) in kept.chunks(ROWS).enumerate() {
+            let g: Vec<f64> = rows.iter().flat_map(|&i| m.gram[i as usize * n..(i as usize + 1) * n].iter().copied()).collect();
+            let out = &mut s.cross[b * ROWS * n_embd..(b * ROWS + rows.len()) * n_embd];
+            matmul_par(View::row_major(&g, rows.len(), n), wt, out, threads)?;
         }
         for e in 0..n_embd {
             s.y_sum[e] = dot64(&m.sum, &w64[e * n..(e + 1) * n]);
         }
-        s
+        Ok(s)
     }
 
     /// Adds `rows` tokens: `x` row-major `[rows][k]`, `y` row-major `[rows][n_out]`.
@@ -142,16 +149,22 @@ impl FitSums {
     }
 }
 
+/// The threads a fit's products and solve run on: the machine's cores.
+fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
 fn dot64(a: &[f64], b: &[f64]) -> f64 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
 
 /// Fits layer `w` (`ffn_down` row-major `[n_embd][n_ff]`) to the moments `m` of the
 /// whole model's activations, keeping the neurons `kept` (in their stored order);
-/// `damping` is lambda as a share of the mean of diag(M_KK).
+/// `damping` is lambda as a share of the mean of diag(M_KK). The products and the
+/// solve run on the machine's cores; the result does not depend on their number.
 pub fn refit_down(w: &[f32], n_embd: usize, n_ff: usize, kept: &[u32], m: &LayerMoments, damping: f64) -> anyhow::Result<Refit> {
     ensure!(m.n == n_ff && w.len() == n_embd * n_ff, "the moments have {} neurons, ffn_down {n_ff}", m.n);
-    fit_down(w, n_embd, n_ff, kept, &FitSums::from_moments(w, n_embd, kept, m), damping)
+    fit_down(w, n_embd, n_ff, kept, &FitSums::from_moments(w, n_embd, kept, m, cores())?, damping)
 }
 
 /// Fits the kept columns of layer `w` (`ffn_down` row-major `[n_embd][n_ff]`) and a
@@ -196,7 +209,7 @@ pub fn fit_down(w: &[f32], n_embd: usize, n_ff: usize, kept: &[u32], s: &FitSums
     for e in 0..n_embd {
         rhs[k * n_embd + e] = s.y_sum[e] / t;
     }
-    cholesky_solve(&mut a, dim, &mut rhs, n_embd)?;
+    cholesky_solve(&mut a, dim, &mut rhs, n_embd, cores())?;
 
     let mut columns = vec![0f32; n_embd * k];
     for e in 0..n_embd {

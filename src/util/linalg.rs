@@ -85,22 +85,33 @@ impl<'a, T> View<'a, T> {
 
 /// `out = alpha a b + beta out`, `out` row-major a.rows x b.cols.
 fn gemm<T: Scalar>(alpha: T, a: View<T>, b: View<T>, beta: T, out: &mut [T]) -> anyhow::Result<()> {
+    ensure!(out.len() == a.rows * b.cols, "matmul: output of {} for {}x{}", out.len(), a.rows, b.cols);
+    gemm_into(alpha, a, b, beta, out, b.cols)
+}
+
+/// [`gemm`] into a block of a wider row-major matrix: `out` starts at the block's
+/// first element and its rows lie `out_stride` apart.
+fn gemm_into<T: Scalar>(alpha: T, a: View<T>, b: View<T>, beta: T, out: &mut [T], out_stride: usize) -> anyhow::Result<()> {
     ensure!(a.cols == b.rows, "matmul: {}x{} times {}x{}", a.rows, a.cols, b.rows, b.cols);
     ensure!(a.fits() && b.fits(), "matmul: a view reaches past its slice");
-    ensure!(out.len() == a.rows * b.cols, "matmul: output of {} for {}x{}", out.len(), a.rows, b.cols);
-    if out.is_empty() {
+    ensure!(out_stride >= b.cols, "matmul: output rows {out_stride} apart for {} columns", b.cols);
+    if a.rows == 0 || b.cols == 0 {
         return Ok(());
     }
+    ensure!((a.rows - 1) * out_stride + b.cols <= out.len(), "matmul: output of {} for {}x{} rows {out_stride} apart", out.len(), a.rows, b.cols);
     if a.cols == 0 {
-        out.iter_mut().for_each(|o| *o = if beta == T::ZERO { T::ZERO } else { *o * beta });
+        for row in out.chunks_mut(out_stride).take(a.rows) {
+            row[..b.cols].iter_mut().for_each(|o| *o = if beta == T::ZERO { T::ZERO } else { *o * beta });
+        }
         return Ok(());
     }
     let s = |v: usize| isize::try_from(v).expect("a stride within a slice fits isize");
     // SAFETY: every element (i, j) of a, b and out read or written lies in its slice
-    // (checked above: the views fit, out is exactly a.rows x b.cols row-major), and
-    // out is borrowed mutably, so it overlaps neither input.
+    // (checked above: the views fit, out's last element (a.rows - 1) * out_stride +
+    // b.cols - 1 is inside it, and its rows do not overlap), and out is borrowed
+    // mutably, so it overlaps neither input.
     unsafe {
-        T::gemm(a.rows, a.cols, b.cols, alpha, a.data.as_ptr(), s(a.row_stride), s(a.col_stride), b.data.as_ptr(), s(b.row_stride), s(b.col_stride), beta, out.as_mut_ptr(), s(b.cols), 1);
+        T::gemm(a.rows, a.cols, b.cols, alpha, a.data.as_ptr(), s(a.row_stride), s(a.col_stride), b.data.as_ptr(), s(b.row_stride), s(b.col_stride), beta, out.as_mut_ptr(), s(out_stride), 1);
     }
     Ok(())
 }
@@ -140,16 +151,45 @@ const BLOCK: usize = 64;
 
 /// Solves `a x = b` for symmetric positive definite `a` (n x n, row-major; its lower
 /// triangle is overwritten by the Cholesky factor L) and `b` (n rows of `width`
-/// right-hand sides, overwritten by x). Blocked: all but the diagonal blocks' work
-/// is matrix products.
-pub fn cholesky_solve<T: Scalar>(a: &mut [T], n: usize, b: &mut [T], width: usize) -> anyhow::Result<()> {
-    cholesky_factor(a, n)?;
-    cholesky_solve_factored(a, n, b, width)
+/// right-hand sides, overwritten by x), on `threads` threads. Blocked: all but the
+/// diagonal blocks' work is matrix products. The result does not depend on
+/// `threads`: the factor's updates are split by rows and the solve by columns.
+pub fn cholesky_solve<T: Scalar + Send + Sync>(a: &mut [T], n: usize, b: &mut [T], width: usize, threads: usize) -> anyhow::Result<()> {
+    cholesky_factor(a, n, threads)?;
+    ensure!(b.len() == n * width, "cholesky_solve: a system of the wrong size");
+    let per = width.div_ceil(threads.max(1)).max(1);
+    if per >= width {
+        return cholesky_solve_factored(a, n, b, width);
+    }
+    // Each thread solves a block of columns, gathered and scattered back.
+    let starts: Vec<usize> = (0..width).step_by(per).collect();
+    let mut blocks: Vec<Vec<T>> = starts.iter().map(|&c0| b.chunks_exact(width).flat_map(|r| r[c0..(c0 + per).min(width)].to_vec()).collect()).collect();
+    let a = &*a;
+    std::thread::scope(|scope| {
+        let jobs: Vec<_> = blocks
+            .iter_mut()
+            .map(|x| {
+                scope.spawn(move || {
+                    let w = x.len() / n.max(1);
+                    cholesky_solve_factored(a, n, x, w)
+                })
+            })
+            .collect();
+        jobs.into_iter().try_for_each(|j| j.join().unwrap_or_else(|_| Err(anyhow::anyhow!("a worker thread panicked"))))
+    })?;
+    for (&c0, x) in starts.iter().zip(&blocks) {
+        let w = (c0 + per).min(width) - c0;
+        for (row, xs) in b.chunks_exact_mut(width).zip(x.chunks_exact(w)) {
+            row[c0..c0 + w].copy_from_slice(xs);
+        }
+    }
+    Ok(())
 }
 
 /// The first half of [`cholesky_solve`]: overwrites the lower triangle of `a` (n x n,
-/// symmetric positive definite) by its Cholesky factor L.
-pub fn cholesky_factor<T: Scalar>(a: &mut [T], n: usize) -> anyhow::Result<()> {
+/// symmetric positive definite) by its Cholesky factor L, the trailing updates on
+/// `threads` threads (bit-identical to one).
+pub fn cholesky_factor<T: Scalar + Send + Sync>(a: &mut [T], n: usize, threads: usize) -> anyhow::Result<()> {
     ensure!(a.len() == n * n, "cholesky_solve: a system of the wrong size");
     // Right-looking by block columns: factor the diagonal block, solve the panel
     // below it, then update the trailing lower triangle.
@@ -183,14 +223,35 @@ pub fn cholesky_factor<T: Scalar>(a: &mut [T], n: usize) -> anyhow::Result<()> {
                 a[i * n + j] = s / a[j * n + j];
             }
         }
-        // The trailing block A[j1..n, j1..n] -= panel panel^T (the full square; only
-        // its lower triangle is read later). The panel is copied out, as it lies in `a`.
+        // The trailing lower triangle A[j1..n, j1..n] -= panel panel^T, in place, by
+        // blocks of rows of about equal area, one per thread: rows r0..r1 of it need
+        // only its columns before r1. The panel is copied out, as it lies in `a`.
         let panel: Vec<T> = (j1..n).flat_map(|i| a[i * n + j0..i * n + j1].to_vec()).collect();
         let p = View::row_major(&panel, n - j1, j1 - j0);
-        let mut trailing: Vec<T> = (j1..n).flat_map(|i| a[i * n + j1..(i + 1) * n].to_vec()).collect();
-        gemm(T::ZERO - T::ONE, p, p.t(), T::ONE, &mut trailing)?;
-        for (r, i) in (j1..n).enumerate() {
-            a[i * n + j1..(i + 1) * n].copy_from_slice(&trailing[r * (n - j1)..(r + 1) * (n - j1)]);
+        let rows = n - j1;
+        let t = threads.clamp(1, rows);
+        let ends: Vec<usize> = (1..=t).map(|i| ((rows as f64 * (i as f64 / t as f64).sqrt()).round() as usize).clamp(1, rows)).collect();
+        let mut blocks = Vec::new();
+        let mut rest = &mut a[j1 * n..];
+        let mut r0 = 0;
+        for &r1 in &ends {
+            if r1 <= r0 {
+                continue;
+            }
+            let (head, tail) = std::mem::take(&mut rest).split_at_mut((r1 - r0) * n);
+            blocks.push((r0..r1, head));
+            rest = tail;
+            r0 = r1;
+        }
+        let update = |(r, out): (std::ops::Range<usize>, &mut [T])| gemm_into(T::ZERO - T::ONE, p.row_block(r.clone()), p.row_block(0..r.end).t(), T::ONE, &mut out[j1..], n);
+        if blocks.len() == 1 {
+            blocks.into_iter().try_for_each(update)?;
+        } else {
+            let update = &update;
+            std::thread::scope(|scope| {
+                let jobs: Vec<_> = blocks.into_iter().map(|b| scope.spawn(move || update(b))).collect();
+                jobs.into_iter().try_for_each(|j| j.join().unwrap_or_else(|_| Err(anyhow::anyhow!("a worker thread panicked"))))
+            })?;
         }
     }
     Ok(())
@@ -290,7 +351,7 @@ mod tests {
         let mut a: Vec<f64> = (0..n * n).map(|i| (0..n + 3).map(|p| m[(i / n) * (n + 3) + p] * m[(i % n) * (n + 3) + p]).sum::<f64>() + if i / n == i % n { 1.0 } else { 0.0 }).collect();
         let b: Vec<f64> = (0..n * width).map(|_| f64::from(rng.next_signed())).collect();
         let mut whole = b.clone();
-        cholesky_factor(&mut a, n).unwrap();
+        cholesky_factor(&mut a, n, 1).unwrap();
         cholesky_solve_factored(&a, n, &mut whole, width).unwrap();
         let (c0, c1) = (2, 7);
         let mut part: Vec<f64> = b.chunks(width).flat_map(|r| r[c0..c1].to_vec()).collect();
@@ -345,11 +406,11 @@ mod tests {
         // A = [[4, 2], [2, 3]], X = [[1, 2], [3, -1]] -> B = A X.
         let mut a: Vec<f64> = vec![4.0, 2.0, 2.0, 3.0];
         let mut b: Vec<f64> = vec![4.0 * 1.0 + 2.0 * 3.0, 4.0 * 2.0 - 2.0, 2.0 * 1.0 + 3.0 * 3.0, 2.0 * 2.0 - 3.0];
-        cholesky_solve(&mut a, 2, &mut b, 2).unwrap();
+        cholesky_solve(&mut a, 2, &mut b, 2, 1).unwrap();
         for (x, e) in b.iter().zip([1.0, 2.0, 3.0, -1.0]) {
             assert!((x - e).abs() < 1e-12, "{b:?}");
         }
-        assert!(cholesky_solve(&mut [0.0f64], 1, &mut [1.0], 1).is_err());
+        assert!(cholesky_solve(&mut [0.0f64], 1, &mut [1.0], 1, 1).is_err());
     }
 
     #[test]
@@ -364,7 +425,16 @@ mod tests {
             let (mut a1, mut x1) = (a.clone(), b.clone());
             unblocked_solve(&mut a1, n, &mut x1, width);
             let (mut a2, mut x2) = (a.clone(), b.clone());
-            cholesky_solve(&mut a2, n, &mut x2, width).unwrap();
+            cholesky_solve(&mut a2, n, &mut x2, width, 1).unwrap();
+            // On several threads: bit-identical, factor and solution.
+            for threads in [2, 3, 8] {
+                let (mut a3, mut x3) = (a.clone(), b.clone());
+                cholesky_solve(&mut a3, n, &mut x3, width, threads).unwrap();
+                assert_eq!(x3, x2, "n {n} on {threads} threads");
+                for i in 0..n {
+                    assert_eq!(a3[i * n..i * n + i + 1], a2[i * n..i * n + i + 1], "n {n}, factor row {i} on {threads} threads");
+                }
+            }
             x1.iter().zip(&x2).for_each(|(u, v)| assert!((u - v).abs() < 1e-9 * (1.0 + u.abs()), "n {n}: {u} vs {v}"));
             // And a x = b holds.
             for i in 0..n {
@@ -375,6 +445,6 @@ mod tests {
             }
         }
         let mut not_pd = vec![1.0, 2.0, 2.0, 1.0];
-        assert!(cholesky_solve(&mut not_pd, 2, &mut [1.0, 1.0], 1).is_err());
+        assert!(cholesky_solve(&mut not_pd, 2, &mut [1.0, 1.0], 1, 2).is_err());
     }
 }
