@@ -138,6 +138,8 @@ pub fn compensate(
     }
     if kind == Compensation::Refit {
         let path = required_moments(dir, task, &fp.sha256, lineage)?;
+        // A layer of a 1.5B model (n_ff 8960) takes about 15 s on 2 cores: say so.
+        let bar = crate::output::progress_bar(true, sparsified().count() as u64, &format!("refit {task}"));
         for (l, keep) in sparsified() {
             let (header, moments) = read_layer_moments(&path, l)?;
             check_model_lineage(&path, &header.model, fp, lineage)?;
@@ -155,7 +157,9 @@ pub fn compensate(
                 .with_context(|| format!("refitting layer {l} from {}", path.display()))?;
             out.biases.push((format!("blk.{l}.ffn_down.bias"), fit.bias));
             out.columns[l] = Some(fit.columns);
+            bar.inc(1);
         }
+        bar.finish_and_clear();
         return Ok(out);
     }
     let raws = read_raw_dir(dir)?;
