@@ -10,7 +10,7 @@ use anyhow::Context;
 
 use crate::engine::{LoadOptions, Model};
 use crate::model::ModelInfo;
-use crate::profile::moments::{find_moments, layer_bytes, layer_passes, moments_path, write_moments, MomentsHeader, MomentsObserver, MOMENTS_FORMAT};
+use crate::profile::moments::{find_moments, layer_passes, moments_path, write_moments, MomentsHeader, MomentsObserver, MOMENTS_FORMAT};
 use crate::profile::ranking::ModelFingerprint;
 use crate::profile::text::{data_names, profiling_text, text_nll};
 use crate::tasks::Task;
@@ -29,7 +29,7 @@ pub struct MomentsRequest {
     pub threads: i32,
 }
 
-/// Most bytes of Gram matrices one text pass holds (n x n f64 per layer): a model
+/// Most bytes of sums one text pass holds (a packed f32 triangle per layer): a model
 /// whose layers need more is measured in several passes over the same text, a
 /// group of layers each ([`layer_passes`]), with the same sums as one pass.
 /// [`MOMENTS_PASS_BYTES_ENV`] sets another budget (a device with less memory).
@@ -68,12 +68,12 @@ pub fn measure_moments(req: &MomentsRequest, out_for: impl FnOnce(&ModelFingerpr
         if passes.len() > 1 {
             eprintln!("profile moments: layers {}..{} (pass {} of {})", layers.start, layers.end, i + 1, passes.len());
         }
-        let (observer, moments) = MomentsObserver::for_layers(activation, &n_ff, layers.clone());
+        let (observer, moments) = MomentsObserver::for_layers(activation, &n_ff, layers.clone(), req.threads.max(1) as usize);
         chunks = text_nll("moments", &model, &text, req.ctx, Some(req.chunks), req.threads, Some(Box::new(observer)))?.chunks;
         let measured = std::mem::take(&mut *moments.lock().expect("moments lock"));
         anyhow::ensure!(measured.iter().all(|m| m.tokens > 0), "no activations were observed (is {} a gated-FFN model?)", req.model.display());
         for m in &measured {
-            file.write_all(&layer_bytes(m)).with_context(|| format!("writing {}", body.path().display()))?;
+            file.write_all(&m.bytes()).with_context(|| format!("writing {}", body.path().display()))?;
             tokens.push(m.tokens);
         }
     }

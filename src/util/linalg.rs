@@ -72,6 +72,12 @@ impl<'a, T> View<'a, T> {
         View { data: &self.data[start..], rows: r.len(), ..self }
     }
 
+    /// Columns `c` of the view (no copy).
+    pub fn col_block(self, c: std::ops::Range<usize>) -> Self {
+        let start = if c.is_empty() { 0 } else { (c.start * self.col_stride).min(self.data.len()) };
+        View { data: &self.data[start..], cols: c.len(), ..self }
+    }
+
     /// The transpose (no copy).
     pub fn t(self) -> Self {
         View { rows: self.cols, cols: self.rows, row_stride: self.col_stride, col_stride: self.row_stride, ..self }
