@@ -117,7 +117,7 @@ pub fn measure_on_first_use(dir: &Path, model: &Path, task: Task, threads: i32, 
     }
     let path = moments_path(dir, task, sha);
     eprintln!(
-        "slice: {} is missing; measuring the {task} activation moments the refit reads on {} (once; about 2 minutes for a 270M model on 2 cores)",
+        "slice: {} is missing; measuring the {task} activation moments the refit reads on {} (once; on 2 cores about 2 minutes for a 270M model, 14 for a 1.5B one)",
         path.display(),
         model.display()
     );
