@@ -18,7 +18,7 @@
 
 use anyhow::ensure;
 
-use crate::util::linalg::{cholesky_factor, cholesky_solve_factored, for_each_chunk, matmul, matmul_par, View};
+use crate::util::linalg::{cholesky_factor, cholesky_solve_factored, column_blocks, for_each_chunk, matmul, matmul_par, View};
 
 /// `--decode-refit`'s ridge when decode computes selectively on a refit slice and
 /// the flag is not given (ridge 1 did best of 0.1 / 1 / 3 on qa answer perplexity,
@@ -102,7 +102,7 @@ pub fn prompt_refit_rows(w_row: &dyn Fn(usize, &mut Vec<f32>) -> anyhow::Result<
     // R^T), one per thread: solve G P_e^T = R_e^T in f64, then D_e = P_e X_C in f32
     // (the weights' own precision is F16 at best).
     let per = n_embd.div_ceil(threads.max(1)).max(1);
-    let pts: Vec<Vec<f64>> = (0..n_embd).step_by(per).map(|e0| rt.chunks_exact(n_embd).flat_map(|r| r[e0..(e0 + per).min(n_embd)].iter().map(|&v| f64::from(v))).collect()).collect();
+    let pts: Vec<Vec<f64>> = column_blocks(&rt, n_embd, per, f64::from);
     drop(rt);
     let mut d = vec![0f32; n_embd * k];
     for_each_chunk(&mut d, per * k, pts, |mut pt, d_rows| {

@@ -149,9 +149,10 @@ impl FitSums {
     }
 }
 
-/// The threads a fit's products and solve run on: the machine's cores.
+/// The threads a fit's products and solve run on: the machine's cores, as a
+/// session's default.
 fn cores() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get())
+    crate::engine::default_threads().max(1) as usize
 }
 
 fn dot64(a: &[f64], b: &[f64]) -> f64 {

@@ -22,7 +22,7 @@ use anyhow::{bail, ensure, Context};
 use super::ranking::ModelFingerprint;
 use crate::engine::{ObservedTensor, TensorObserver};
 use crate::model::FfnActivation;
-use crate::util::linalg::{matmul, View};
+use crate::util::linalg::{matmul, run_jobs, View};
 use crate::tasks::Task;
 
 /// Value of the header's `format`.
@@ -163,30 +163,23 @@ impl MomentSums {
             shares[k % threads].push((i0..i1, strip));
             rest = tail;
         }
-        let strip = |share: Vec<(std::ops::Range<usize>, &mut [f32])>| {
+        let strip = |share: Vec<(std::ops::Range<usize>, &mut [f32])>| -> anyhow::Result<()> {
             let mut tile = Vec::new();
             for (rows, g) in share {
                 let (h, w) = (rows.len(), n - rows.start);
                 tile.clear();
                 tile.resize(h * w, 0f32);
-                matmul(xv.col_block(rows.clone()).t(), xv.col_block(rows.start..n), &mut tile).expect("the strip's views lie in the batch");
+                matmul(xv.col_block(rows.clone()).t(), xv.col_block(rows.start..n), &mut tile)?;
                 let mut at = 0;
                 for (r, part) in tile.chunks_exact(w).enumerate() {
                     g[at..at + w - r].iter_mut().zip(&part[r..]).for_each(|(a, &b)| *a += b);
                     at += w - r;
                 }
             }
+            Ok(())
         };
-        if threads == 1 {
-            shares.into_iter().for_each(strip);
-        } else {
-            let strip = &strip;
-            std::thread::scope(|scope| {
-                for share in shares {
-                    scope.spawn(move || strip(share));
-                }
-            });
-        }
+        let strip = &strip;
+        run_jobs(shares.into_iter().map(|share| move || strip(share)).collect()).expect("the strips' views lie in the batch");
         self.tokens += t as u64;
     }
 

@@ -146,10 +146,26 @@ pub fn for_each_chunk<T: Send, I: Send>(out: &mut [T], chunk_len: usize, inputs:
         return inputs.into_iter().zip(chunks).try_for_each(|(i, c)| f(i, c));
     }
     let f = &f;
+    run_jobs(inputs.into_iter().zip(chunks.drain(..)).map(|(i, c)| move || f(i, c)).collect()).map(drop)
+}
+
+/// Runs each job on a thread of its own (a single job on the calling thread) and
+/// returns their results in order, or the first error (a job that panicked is one).
+pub fn run_jobs<R: Send, F: FnOnce() -> anyhow::Result<R> + Send>(jobs: Vec<F>) -> anyhow::Result<Vec<R>> {
+    if jobs.len() <= 1 {
+        return jobs.into_iter().map(|f| f()).collect();
+    }
     std::thread::scope(|scope| {
-        let jobs: Vec<_> = inputs.into_iter().zip(chunks.drain(..)).map(|(i, c)| scope.spawn(move || f(i, c))).collect();
-        jobs.into_iter().try_for_each(|j| j.join().unwrap_or_else(|_| Err(anyhow::anyhow!("a worker thread panicked"))))
+        let handles: Vec<_> = jobs.into_iter().map(|f| scope.spawn(f)).collect();
+        handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err(anyhow::anyhow!("a worker thread panicked")))).collect()
     })
+}
+
+/// `b` (rows of `width`) as blocks of `per` columns (the last may be narrower),
+/// each gathered row-major and converted by `f`: one block per thread for work
+/// that treats columns apart.
+pub fn column_blocks<T: Copy, U>(b: &[T], width: usize, per: usize, f: impl Fn(T) -> U) -> Vec<Vec<U>> {
+    (0..width).step_by(per.max(1)).map(|c0| b.chunks_exact(width.max(1)).flat_map(|r| r[c0..(c0 + per).min(width)].iter().map(|&v| f(v))).collect()).collect()
 }
 
 /// Rows handled together by [`cholesky_solve`]'s blocks.
@@ -168,21 +184,18 @@ pub fn cholesky_solve<T: Scalar + Send + Sync>(a: &mut [T], n: usize, b: &mut [T
         return cholesky_solve_factored(a, n, b, width);
     }
     // Each thread solves a block of columns, gathered and scattered back.
-    let starts: Vec<usize> = (0..width).step_by(per).collect();
-    let mut blocks: Vec<Vec<T>> = starts.iter().map(|&c0| b.chunks_exact(width).flat_map(|r| r[c0..(c0 + per).min(width)].to_vec()).collect()).collect();
     let a = &*a;
-    std::thread::scope(|scope| {
-        let jobs: Vec<_> = blocks
-            .iter_mut()
-            .map(|x| {
-                scope.spawn(move || {
-                    let w = x.len() / n.max(1);
-                    cholesky_solve_factored(a, n, x, w)
-                })
-            })
-            .collect();
-        jobs.into_iter().try_for_each(|j| j.join().unwrap_or_else(|_| Err(anyhow::anyhow!("a worker thread panicked"))))
-    })?;
+    let jobs: Vec<_> = column_blocks(b, width, per, |v| v)
+        .into_iter()
+        .map(|mut x| {
+            move || {
+                let w = x.len() / n.max(1);
+                cholesky_solve_factored(a, n, &mut x, w).map(|()| x)
+            }
+        })
+        .collect();
+    let blocks = run_jobs(jobs)?;
+    let starts: Vec<usize> = (0..width).step_by(per).collect();
     for (&c0, x) in starts.iter().zip(&blocks) {
         let w = (c0 + per).min(width) - c0;
         for (row, xs) in b.chunks_exact_mut(width).zip(x.chunks_exact(w)) {
@@ -250,15 +263,8 @@ pub fn cholesky_factor<T: Scalar + Send + Sync>(a: &mut [T], n: usize, threads: 
             r0 = r1;
         }
         let update = |(r, out): (std::ops::Range<usize>, &mut [T])| gemm_into(T::ZERO - T::ONE, p.row_block(r.clone()), p.row_block(0..r.end).t(), T::ONE, &mut out[j1..], n);
-        if blocks.len() == 1 {
-            blocks.into_iter().try_for_each(update)?;
-        } else {
-            let update = &update;
-            std::thread::scope(|scope| {
-                let jobs: Vec<_> = blocks.into_iter().map(|b| scope.spawn(move || update(b))).collect();
-                jobs.into_iter().try_for_each(|j| j.join().unwrap_or_else(|_| Err(anyhow::anyhow!("a worker thread panicked"))))
-            })?;
-        }
+        let update = &update;
+        run_jobs(blocks.into_iter().map(|b| move || update(b)).collect())?;
     }
     Ok(())
 }
