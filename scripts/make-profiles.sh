@@ -4,7 +4,7 @@
 # SmolLM2 and Gemma are profiled from their F16 conversions (the paper profiles the
 # original model), on the profiling split of the bundled datasets. The 1.5B Qwen2.5
 # file has no F16 original: it is profiled as it is, with profile's defaults (as a
-# user's first profile is; 20 to 40 minutes on 2 cores, by the CPU), and committed packed
+# user's first profile is; about 26 minutes on 2 cores, by the CPU), and committed packed
 # (gzip -n; docs/formats.md), about 80 MB instead of 170.
 #   scripts/make-profiles.sh [smollm2|gemma3|qwen2.5-1.5b|all] [EXAMPLES_PER_TASK] [GEN_TOKENS]
 # (EXAMPLES_PER_TASK and GEN_TOKENS are for the F16 models.)

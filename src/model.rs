@@ -225,3 +225,13 @@ fn tensor_bytes(t: &TensorInfo) -> u64 {
     // GgufFile::read has already refused tensors it cannot size.
     t.n_bytes().unwrap_or(0)
 }
+
+/// Bytes of the F16 KV cache for `n_ctx` tokens.
+pub fn kv_cache_bytes(g: &GgufFile, info: &ModelInfo, n_ctx: u64) -> u64 {
+    let arch = &info.architecture;
+    let n_head = g.get_u64(&format!("{arch}.attention.head_count")).unwrap_or(1).max(1);
+    let n_head_kv = g.get_u64(&format!("{arch}.attention.head_count_kv")).unwrap_or(n_head);
+    let head_k = g.get_u64(&format!("{arch}.attention.key_length")).unwrap_or(info.n_embd / n_head);
+    let head_v = g.get_u64(&format!("{arch}.attention.value_length")).unwrap_or(info.n_embd / n_head);
+    info.n_layer as u64 * n_ctx * n_head_kv * (head_k + head_v) * 2
+}

@@ -102,6 +102,7 @@ fn fixture() -> &'static Fixture {
             gen_tokens: 2,
             out_dir: prof.clone(),
             threads: 2,
+            sequences: 4,
             progress: false,
         })
         .unwrap();

@@ -100,6 +100,7 @@ fn request(model: &Path, data: &Path, out: &Path, task: Task) -> ProfileRequest 
         gen_tokens: 4,
         out_dir: out.to_path_buf(),
         threads: 2,
+        sequences: 4,
         progress: false,
     }
 }

@@ -36,6 +36,7 @@ fn tiny_profile(arch: SynthArch) -> PathBuf {
             gen_tokens: 4,
             out_dir: dir.clone(),
             threads: 2,
+            sequences: 4,
             progress: false,
         })
         .unwrap();

@@ -74,6 +74,50 @@ fn f16_conversion_keeps_the_next_token_of_the_q4_1_original() {
 }
 
 #[test]
+fn prompts_generated_side_by_side_record_what_one_at_a_time_records() {
+    // Real text on a real model: SmolLM2's continuations run to the cap or stop
+    // at end of generation at different steps, so sequences finish apart and
+    // take new prompts while others generate.
+    use selectinfer::profile::ranking::LayerRanking;
+    use selectinfer::profile::{run_profile, ProfileRequest};
+    use selectinfer::tasks::{Split, Task};
+
+    let dir = tempfile::tempdir().unwrap();
+    let run = |sequences: usize, out: &str| {
+        let req = ProfileRequest {
+            model: smollm2(),
+            task: Task::Qa,
+            data: common::repo_root().join(Task::Qa.bundled_data()),
+            split: Split::Profile,
+            limit: Some(7),
+            max_tokens: None,
+            gen_tokens: 24,
+            out_dir: dir.path().join(out),
+            threads: 2,
+            sequences,
+            progress: false,
+        };
+        run_profile(&req).unwrap().raw
+    };
+    let (one, side) = (run(1, "one"), run(3, "three"));
+    for (h, (a, b)) in one.halves.iter().zip(&side.halves).enumerate() {
+        assert_eq!(a.tokens, b.tokens, "half {h}: the same greedy continuations");
+        for (l, (x, y)) in a.sums.iter().zip(&b.sums).enumerate() {
+            let top = x.iter().cloned().fold(0.0, f64::max);
+            let worst = x.iter().zip(y).map(|(p, q)| (p - q).abs()).fold(0.0, f64::max);
+            assert!(worst <= 1e-4 * top, "half {h} layer {l}: sums differ by {worst} (largest {top})");
+        }
+    }
+    let (ra, rb) = (LayerRanking::from_scores(&one.halves[0].mean()[5]), LayerRanking::from_scores(&side.halves[0].mean()[5]));
+    let set = |r: &LayerRanking| {
+        let mut v = r.top(614).to_vec();
+        v.sort_unstable();
+        v
+    };
+    assert_eq!(set(&ra), set(&rb), "the same top 40% of layer 5");
+}
+
+#[test]
 fn profile_of_five_prompts_per_task_ranks_every_neuron_and_shows_dual_structure() {
     use selectinfer::profile::ranking::{self, overlap_per_layer, LayerRanking};
     use selectinfer::profile::{run_profile, ProfileRequest};
@@ -91,6 +135,7 @@ fn profile_of_five_prompts_per_task_ranks_every_neuron_and_shows_dual_structure(
             gen_tokens: 16,
             out_dir: dir.clone(),
             threads: 2,
+            sequences: 4,
             progress: false,
         })
         .unwrap();

@@ -40,6 +40,7 @@ fn profile(arch: SynthArch) -> (PathBuf, RawProfile) {
             gen_tokens: 0,
             out_dir: dir.clone(),
             threads: 2,
+            sequences: 4,
             progress: false,
         };
         run_profile(&req).unwrap();

@@ -44,8 +44,8 @@ pub struct RunArgs {
     /// examples spread over its split (a larger budget takes a superset) until
     /// their prompt tokens plus --gen-tokens each reach its share of N; `all` runs
     /// the whole split. With the default, the three-task profile of a 1.5B
-    /// Q4_K_M model takes 20 to 40 minutes on 2 cores (1.23x plain inference of
-    /// its prompts); how far its rankings agree with others: docs/qwen2.5-1.5b.md.
+    /// Q4_K_M model takes about 26 minutes on 2 cores (AMD EPYC; 8 to 9 a task);
+    /// how far its rankings agree with others: docs/qwen2.5-1.5b.md.
     #[arg(long = "tokens", default_value = "16384", value_parser = parse_budget)]
     pub tokens: TokenBudget,
     /// Greedy tokens generated (and counted) after each prompt.
@@ -56,12 +56,24 @@ pub struct RunArgs {
     pub output: Option<PathBuf>,
     #[command(flatten)]
     pub threads: super::opts::ThreadsArg,
+    /// Prompts generated side by side, each with a KV cache of its own: a decode
+    /// call then reads the weights once for that many tokens (fewer when their
+    /// caches would take over 1 GiB; 1 = one prompt at a time).
+    #[arg(long, default_value_t = crate::profile::greedy::DEFAULT_SEQUENCES, value_parser = parse_sequences)]
+    pub sequences: usize,
     /// Afterwards, run the same prompts without recording and print both speeds.
     #[arg(long)]
     pub compare_plain: bool,
     /// Do not run `profile merge` on the directory afterwards.
     #[arg(long)]
     pub no_merge: bool,
+}
+
+fn parse_sequences(s: &str) -> Result<usize, String> {
+    match super::opts::parse_count(s)? {
+        n @ 1..=256 => Ok(n),
+        n => Err(format!("{n} sequences: give 1 to 256")),
+    }
 }
 
 /// `profile --tokens`: a token budget per task, or none (`all`).
@@ -218,6 +230,7 @@ fn record_one(a: &RunArgs, model: &std::path::Path, task: Task, data: PathBuf, m
         gen_tokens: a.gen_tokens,
         out_dir: out_dir.to_path_buf(),
         threads: a.threads.get(),
+        sequences: a.sequences,
         progress: true,
     };
     let out = run_profile(&req)?;

@@ -1,7 +1,8 @@
 //! The llama.cpp engine: every `unsafe` call of selectinfer lives in this module.
 //!
 //! The rest of the crate sees safe types: [`Model`] (a loaded GGUF), [`Session`] (a
-//! context with its KV cache, decoding and greedy generation), [`TensorObserver`]
+//! context with its KV cache, decoding and greedy generation), [`Sequences`] (several
+//! sequences decoded side by side), [`TensorObserver`]
 //! (the graph evaluation callback, used by the profiler), and [`quantize`] (llama.cpp's
 //! own quantizer, used by `convert`).
 
@@ -15,6 +16,7 @@ mod interleave;
 mod model;
 mod pages;
 mod quantize;
+mod sequences;
 mod session;
 
 pub use backend::{set_verbose, EngineError};
@@ -24,6 +26,7 @@ pub use interleave::swappable as repackable;
 pub use gather::{encode_columns, encode_transposed, gather_columns, gather_rows, requantize_columns, transpose_columns};
 pub use model::{LoadOptions, Model};
 pub use quantize::{quantize, TargetType};
+pub use sequences::Sequences;
 pub use session::{default_threads, MAX_THREADS, GenerateOptions, GenerateStats, Session, SessionOptions};
 
 /// A token id of the model's vocabulary.

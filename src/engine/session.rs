@@ -116,14 +116,14 @@ impl Drop for Session<'_> {
 pub struct Session<'m> {
     // Field order matters: the context must be dropped before the callback state it
     // points to.
-    ctx: LlamaContext<'m>,
+    pub(super) ctx: LlamaContext<'m>,
     compact: Option<CompactBuffers>,
     _callback: Option<Box<CallbackState>>,
     model: &'m Model,
-    batch: LlamaBatch<'static>,
+    pub(super) batch: LlamaBatch<'static>,
     n_past: usize,
     n_ctx: usize,
-    n_batch: usize,
+    pub(super) n_batch: usize,
     /// How many times cached tokens were dropped ([`Session::clear`], a
     /// [`Session::truncate`] that dropped some): a prefix cached with one count is
     /// still in the cache while the count is the same.
@@ -133,10 +133,19 @@ pub struct Session<'m> {
 impl<'m> Session<'m> {
     /// Creates a context on `model`.
     pub fn new(model: &'m Model, opts: SessionOptions) -> Result<Session<'m>, EngineError> {
-        let what = format!("n_ctx {}, n_batch {}", opts.n_ctx, opts.n_batch);
+        Session::open(model, opts, 1)
+    }
+
+    /// [`Session::new`] with a KV cache of its own for each of `n_seq` sequences,
+    /// `opts.n_ctx` tokens each ([`super::Sequences`] decodes them).
+    pub(super) fn open(model: &'m Model, opts: SessionOptions, n_seq: u32) -> Result<Session<'m>, EngineError> {
+        let n_seq = n_seq.max(1);
+        let what = format!("n_ctx {}, n_batch {}, {} sequences", opts.n_ctx, opts.n_batch, n_seq);
         let n_batch = opts.n_batch.min(opts.n_ctx).max(1);
+        let total = opts.n_ctx.checked_mul(n_seq).ok_or_else(|| EngineError::Context { what: what.clone(), log: String::new() })?;
         let mut params = LlamaContextParams::default()
-            .with_n_ctx(NonZeroU32::new(opts.n_ctx))
+            .with_n_ctx(NonZeroU32::new(total))
+            .with_n_seq_max(n_seq)
             .with_n_batch(n_batch)
             .with_n_ubatch(n_batch)
             .with_n_threads(opts.threads)

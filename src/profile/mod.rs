@@ -5,9 +5,11 @@
 //! through the eval callback ([`stats::ActivationRecorder`]), and scores each
 //! neuron by s_n = sum over tokens of |a_n(t)|. Tokens are the prompt (prefill, with
 //! every position's output requested so that the last layer sees all of them) and
-//! the greedy continuation, each counted once. [`ranking::merge`] turns raw sums
+//! the greedy continuation, each counted once; several prompts are generated side
+//! by side ([`greedy`]). [`ranking::merge`] turns raw sums
 //! into the rankings that selective loading ([`crate`]'s select stage) consumes.
 
+pub mod greedy;
 pub mod keep;
 pub mod ranking;
 pub mod moments;
@@ -25,11 +27,10 @@ use std::time::Instant;
 
 use anyhow::{bail, Context};
 
-use crate::engine::{LoadOptions, Model, Session, SessionOptions, Token};
+use crate::engine::{LoadOptions, Model, Token};
 use crate::model::ModelInfo;
 use crate::output::progress_bar;
 use crate::tasks::{read_examples, Example, Split, Task, TEMPLATE_VERSION};
-use crate::util::argmax;
 // Hashing lives in crate::util::hash; re-exported for the callers that still
 // import it from here (src/select/rewrite.rs).
 pub use crate::util::hash::{file_sha256, sha256_hex};
@@ -76,6 +77,9 @@ pub struct ProfileRequest {
     pub out_dir: PathBuf,
     /// CPU threads.
     pub threads: i32,
+    /// Prompts generated side by side ([`greedy::DEFAULT_SEQUENCES`]; fewer when
+    /// their KV caches would not fit [`greedy::sequences_for`]'s limit).
+    pub sequences: usize,
     /// Show a progress bar on stderr.
     pub progress: bool,
 }
@@ -128,26 +132,34 @@ pub fn run_profile(req: &ProfileRequest) -> anyhow::Result<ProfileOutcome> {
     let (chosen, prompts) = within_budget(chosen, prompts, req);
     let recording = Arc::new(Mutex::new(Recording::new(&info.n_ff)));
     let recorder = ActivationRecorder::new(activation, &info.n_ff, recording.clone());
-    let mut session =
-        Session::new(&model, SessionOptions { n_ctx, n_batch: 512, threads: req.threads, observer: Some(Box::new(recorder)) })?;
+    let n_seq = greedy::sequences_for(&model, &info, n_ctx, req.sequences, prompts.len().div_ceil(2));
+    let mut seqs = greedy::open(&model, n_ctx, n_seq, req.threads, Some(Box::new(recorder)))?;
 
     let bar = progress_bar(req.progress, chosen.len() as u64, &format!("profile {} ({})", req.task, req.data.file_name().map(|n| n.to_string_lossy()).unwrap_or_default()));
     let t0 = Instant::now();
-    let mut tokens = 0u64;
-    for (i, prompt) in prompts.iter().enumerate() {
-        recording.lock().unwrap().active = if i % 2 == 0 { Bucket::A } else { Bucket::B };
-        // Every position's output is requested so that the last layer, which
-        // llama.cpp otherwise runs only for output rows, sees every prompt token.
-        let n = run_one(&mut session, prompt, req.gen_tokens, true, |n_tokens| {
-            recording.lock().unwrap().finish_step(n_tokens).map_err(anyhow::Error::msg)
-        })
-        .with_context(|| format!("example {} ({})", i, chosen[i].id))?;
-        tokens += n;
-        bar.inc(1);
-        bar.set_message(format!("{:.0} tok/s", tokens as f64 / t0.elapsed().as_secs_f64()));
+    let tokens = std::cell::Cell::new(0u64);
+    // Alternate examples go to the two halves: the even ones first, then the odd.
+    for (bucket, first) in [(Bucket::A, 0), (Bucket::B, 1)] {
+        recording.lock().unwrap().active = bucket;
+        let ids: Vec<usize> = (first..prompts.len()).step_by(2).collect();
+        let half: Vec<&[Token]> = ids.iter().map(|&i| prompts[i].as_slice()).collect();
+        greedy::run(
+            &mut seqs,
+            &half,
+            req.gen_tokens,
+            true,
+            |k| format!("example {} ({})", ids[k], chosen[ids[k]].id),
+            |n_tokens| {
+                tokens.set(tokens.get() + n_tokens as u64);
+                bar.set_message(format!("{:.0} tok/s", tokens.get() as f64 / t0.elapsed().as_secs_f64()));
+                recording.lock().unwrap().finish_step(n_tokens).map_err(anyhow::Error::msg)
+            },
+            |_, _| bar.inc(1),
+        )?;
     }
     bar.finish_and_clear();
-    let throughput = Throughput { tokens, seconds: t0.elapsed().as_secs_f64() };
+    let throughput = Throughput { tokens: tokens.get(), seconds: t0.elapsed().as_secs_f64() };
+    drop(seqs);
 
     let rec = recording.lock().unwrap();
     let dataset = req.data.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "data".into());
@@ -230,45 +242,23 @@ fn tokenized_prompts(model: &Model, examples: &[Example], gen_tokens: usize) -> 
     (prompts, (longest + gen_tokens + 8).next_multiple_of(256) as u32)
 }
 
-/// Prefills `prompt` from an empty cache (every position's output when
-/// `all_outputs`), then decodes up to `gen_tokens` greedy tokens one at a time,
-/// stopping at end of generation. `after_step` gets the token count of each decode
-/// call. Returns the tokens that went through the model.
-fn run_one(
-    session: &mut Session<'_>,
-    prompt: &[Token],
-    gen_tokens: usize,
-    all_outputs: bool,
-    mut after_step: impl FnMut(usize) -> anyhow::Result<()>,
-) -> anyhow::Result<u64> {
-    session.clear();
-    session.decode(prompt, all_outputs)?;
-    after_step(prompt.len())?;
-    let mut n = prompt.len() as u64;
-    for _ in 0..gen_tokens {
-        let next = argmax(session.logits(-1)) as Token;
-        if session.model().is_end_of_generation(next) {
-            break;
-        }
-        session.decode(&[next], false)?;
-        after_step(1)?;
-        n += 1;
-    }
-    Ok(n)
-}
-
 /// The same prompts and continuations without the recorder (only the last
-/// position's output, as plain inference does), for the overhead benchmark.
+/// position's output, as plain inference does), generated as many side by side,
+/// for the overhead benchmark.
 pub fn run_plain(req: &ProfileRequest) -> anyhow::Result<Throughput> {
     let chosen = chosen_examples(req)?;
     let model = Model::load(&req.model, &LoadOptions::default())?;
     let (prompts, n_ctx) = tokenized_prompts(&model, &chosen, req.gen_tokens);
     let (_, prompts) = within_budget(chosen, prompts, req);
-    let mut session = Session::new(&model, SessionOptions { n_ctx, n_batch: 512, threads: req.threads, observer: None })?;
+    let info = ModelInfo::from_gguf(model.gguf())?;
+    let n_seq = greedy::sequences_for(&model, &info, n_ctx, req.sequences, prompts.len().div_ceil(2));
+    let mut seqs = greedy::open(&model, n_ctx, n_seq, req.threads, None)?;
     let t0 = Instant::now();
+    // The recording run's order: the even examples, then the odd.
     let mut tokens = 0u64;
-    for prompt in &prompts {
-        tokens += run_one(&mut session, prompt, req.gen_tokens, false, |_| Ok(()))?;
+    for first in [0, 1] {
+        let half: Vec<&[Token]> = prompts.iter().skip(first).step_by(2).map(Vec::as_slice).collect();
+        tokens += greedy::run(&mut seqs, &half, req.gen_tokens, false, |k| format!("example {}", first + 2 * k), |_| Ok(()), |_, _| {})?;
     }
     Ok(Throughput { tokens, seconds: t0.elapsed().as_secs_f64() })
 }

@@ -33,15 +33,8 @@ pub struct BudgetChoice {
     pub budget: u64,
 }
 
-/// Bytes of the F16 KV cache for `n_ctx` tokens.
-pub fn kv_cache_bytes(g: &GgufFile, info: &ModelInfo, n_ctx: u64) -> u64 {
-    let arch = &info.architecture;
-    let n_head = g.get_u64(&format!("{arch}.attention.head_count")).unwrap_or(1).max(1);
-    let n_head_kv = g.get_u64(&format!("{arch}.attention.head_count_kv")).unwrap_or(n_head);
-    let head_k = g.get_u64(&format!("{arch}.attention.key_length")).unwrap_or(info.n_embd / n_head);
-    let head_v = g.get_u64(&format!("{arch}.attention.value_length")).unwrap_or(info.n_embd / n_head);
-    info.n_layer as u64 * n_ctx * n_head_kv * (head_k + head_v) * 2
-}
+// Where the session is built too (the profiler sizes its sequences by it).
+pub use crate::model::kv_cache_bytes;
 
 /// Predicted weight bytes of a slice at `load` over `range`.
 pub fn weight_bytes_at(g: &GgufFile, info: &ModelInfo, load: f64, range: &Range<usize>) -> u64 {

@@ -137,6 +137,7 @@ pub fn translate_profile(dir: &Path, arch: SynthArch) -> (PathBuf, PathBuf, Path
         gen_tokens: 0,
         out_dir: profile.clone(),
         threads: 2,
+        sequences: 4,
         progress: false,
     };
     selectinfer::profile::run_profile(&req).unwrap();
