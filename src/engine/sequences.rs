@@ -4,10 +4,8 @@
 //! continuations: one sequence at a time, decode reads every weight per token and
 //! is memory-bound; K sequences read them once per K tokens.
 
-use llama_cpp_2::token::LlamaToken;
-
-use super::backend::{take_recent_errors, EngineError};
-use super::session::{Session, SessionOptions};
+use super::backend::EngineError;
+use super::session::{BatchRow, Session, SessionOptions};
 use super::{Model, Token};
 
 /// A context holding `n_seq` independent sequences (ids `0..n_seq`).
@@ -94,14 +92,15 @@ impl<'m> Sequences<'m> {
     /// One decode call: `(sequence, token, keep logits)` per row, each at its
     /// sequence's next position.
     fn decode_rows(&mut self, rows: &[(usize, Token, bool)]) -> Result<(), EngineError> {
-        let s = &mut self.session;
-        s.batch.clear();
         let mut next = self.past.clone();
-        for &(seq, t, want) in rows {
-            s.batch.add(LlamaToken(t), next[seq] as i32, &[seq as i32], want).map_err(|e| EngineError::Decode(e.to_string()))?;
-            next[seq] += 1;
-        }
-        s.ctx.decode(&mut s.batch).map_err(|e| EngineError::Decode(format!("{e}{}", take_recent_errors())))?;
+        let rows: Vec<BatchRow> = rows
+            .iter()
+            .map(|&(seq, token, logits)| {
+                next[seq] += 1;
+                BatchRow { seq, pos: next[seq] - 1, token, logits }
+            })
+            .collect();
+        self.session.decode_rows(rows)?;
         self.past = next;
         Ok(())
     }

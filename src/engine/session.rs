@@ -112,6 +112,15 @@ impl Drop for Session<'_> {
     }
 }
 
+/// One row of a decode call: `token` at position `pos` of sequence `seq`, and
+/// whether its logits are kept.
+pub(super) struct BatchRow {
+    pub seq: usize,
+    pub pos: usize,
+    pub token: Token,
+    pub logits: bool,
+}
+
 /// A llama.cpp context: a model, a KV cache and what has been decoded into it.
 pub struct Session<'m> {
     // Field order matters: the context must be dropped before the callback state it
@@ -120,7 +129,7 @@ pub struct Session<'m> {
     compact: Option<CompactBuffers>,
     _callback: Option<Box<CallbackState>>,
     model: &'m Model,
-    pub(super) batch: LlamaBatch<'static>,
+    batch: LlamaBatch<'static>,
     n_past: usize,
     n_ctx: usize,
     pub(super) n_batch: usize,
@@ -247,18 +256,27 @@ impl<'m> Session<'m> {
                 ));
             }
         }
-        for (ci, chunk) in tokens.chunks(self.n_batch).enumerate() {
-            self.batch.clear();
-            for (i, &t) in chunk.iter().enumerate() {
-                let want = want(ci * self.n_batch + i);
-                self.batch
-                    .add(LlamaToken(t), (self.n_past + i) as i32, &[0], want)
-                    .map_err(|e| EngineError::Decode(e.to_string()))?;
-            }
-            self.ctx.decode(&mut self.batch).map_err(|e| EngineError::Decode(format!("{e}{}", take_recent_errors())))?;
+        let n_batch = self.n_batch;
+        for (ci, chunk) in tokens.chunks(n_batch).enumerate() {
+            let n_past = self.n_past;
+            let rows = chunk.iter().enumerate().map(|(i, &t)| BatchRow { seq: 0, pos: n_past + i, token: t, logits: want(ci * n_batch + i) });
+            self.decode_rows(rows)?;
             self.n_past += chunk.len();
         }
         Ok(())
+    }
+
+    /// One decode call over `rows` (at most `n_batch` of them): the one place
+    /// that fills llama.cpp's batch and decodes it, for this session's own
+    /// sequence 0 and for [`Sequences`](super::Sequences)' several.
+    pub(super) fn decode_rows(&mut self, rows: impl IntoIterator<Item = BatchRow>) -> Result<(), EngineError> {
+        self.batch.clear();
+        for r in rows {
+            self.batch
+                .add(LlamaToken(r.token), r.pos as i32, &[r.seq as i32], r.logits)
+                .map_err(|e| EngineError::Decode(e.to_string()))?;
+        }
+        self.ctx.decode(&mut self.batch).map_err(|e| EngineError::Decode(format!("{e}{}", take_recent_errors())))
     }
 
     /// Logits of the `i`-th token of the last decode call's final batch (`-1` = last).

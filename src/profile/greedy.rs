@@ -25,15 +25,25 @@ const SEQUENCES_KV_LIMIT: u64 = 1 << 30;
 
 /// How many of `wanted` sequences of `n_ctx` tokens fit [`SEQUENCES_KV_LIMIT`]
 /// (at least one, at most the number of prompts).
-pub fn sequences_for(model: &Model, info: &ModelInfo, n_ctx: u32, wanted: usize, prompts: usize) -> usize {
+fn sequences_for(model: &Model, info: &ModelInfo, n_ctx: u32, wanted: usize, prompts: usize) -> usize {
     let per_seq = kv_cache_bytes(model.gguf(), info, u64::from(n_ctx)).max(1);
     let fit = (SEQUENCES_KV_LIMIT / per_seq) as usize;
     wanted.min(fit).min(prompts).max(1)
 }
 
-/// A context for `n_seq` sequences of `n_ctx` tokens, prompts decoded in batches
-/// of up to 512 tokens.
-pub fn open<'m>(model: &'m Model, n_ctx: u32, n_seq: usize, threads: i32, observer: Option<Box<dyn crate::engine::TensorObserver>>) -> anyhow::Result<Sequences<'m>> {
+/// A context for up to `wanted` sequences of `n_ctx` tokens (as many as the
+/// prompts of one half, and as fit [`SEQUENCES_KV_LIMIT`]), prompts decoded in
+/// batches of up to 512 tokens.
+pub fn open<'m>(
+    model: &'m Model,
+    n_ctx: u32,
+    wanted: usize,
+    n_prompts: usize,
+    threads: i32,
+    observer: Option<Box<dyn crate::engine::TensorObserver>>,
+) -> anyhow::Result<Sequences<'m>> {
+    let info = ModelInfo::from_gguf(model.gguf())?;
+    let n_seq = sequences_for(model, &info, n_ctx, wanted, n_prompts.div_ceil(2));
     Ok(Sequences::new(model, SessionOptions { n_ctx, n_batch: 512, threads, observer }, n_seq)?)
 }
 

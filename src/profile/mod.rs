@@ -78,7 +78,7 @@ pub struct ProfileRequest {
     /// CPU threads.
     pub threads: i32,
     /// Prompts generated side by side ([`greedy::DEFAULT_SEQUENCES`]; fewer when
-    /// their KV caches would not fit [`greedy::sequences_for`]'s limit).
+    /// their KV caches would not fit [`greedy::open`]'s limit).
     pub sequences: usize,
     /// Show a progress bar on stderr.
     pub progress: bool,
@@ -132,8 +132,7 @@ pub fn run_profile(req: &ProfileRequest) -> anyhow::Result<ProfileOutcome> {
     let (chosen, prompts) = within_budget(chosen, prompts, req);
     let recording = Arc::new(Mutex::new(Recording::new(&info.n_ff)));
     let recorder = ActivationRecorder::new(activation, &info.n_ff, recording.clone());
-    let n_seq = greedy::sequences_for(&model, &info, n_ctx, req.sequences, prompts.len().div_ceil(2));
-    let mut seqs = greedy::open(&model, n_ctx, n_seq, req.threads, Some(Box::new(recorder)))?;
+    let mut seqs = greedy::open(&model, n_ctx, req.sequences, prompts.len(), req.threads, Some(Box::new(recorder)))?;
 
     let bar = progress_bar(req.progress, chosen.len() as u64, &format!("profile {} ({})", req.task, req.data.file_name().map(|n| n.to_string_lossy()).unwrap_or_default()));
     let t0 = Instant::now();
@@ -250,9 +249,7 @@ pub fn run_plain(req: &ProfileRequest) -> anyhow::Result<Throughput> {
     let model = Model::load(&req.model, &LoadOptions::default())?;
     let (prompts, n_ctx) = tokenized_prompts(&model, &chosen, req.gen_tokens);
     let (_, prompts) = within_budget(chosen, prompts, req);
-    let info = ModelInfo::from_gguf(model.gguf())?;
-    let n_seq = greedy::sequences_for(&model, &info, n_ctx, req.sequences, prompts.len().div_ceil(2));
-    let mut seqs = greedy::open(&model, n_ctx, n_seq, req.threads, None)?;
+    let mut seqs = greedy::open(&model, n_ctx, req.sequences, prompts.len(), req.threads, None)?;
     let t0 = Instant::now();
     // The recording run's order: the even examples, then the odd.
     let mut tokens = 0u64;

@@ -141,12 +141,8 @@ pub fn matmul_par<T: Scalar + Send + Sync>(a: View<T>, b: View<T>, out: &mut [T]
 /// chunk of `out` (the last may be shorter), one thread per chunk; a single chunk
 /// runs on the calling thread. The first error is returned.
 pub fn for_each_chunk<T: Send, I: Send>(out: &mut [T], chunk_len: usize, inputs: Vec<I>, f: impl Fn(I, &mut [T]) -> anyhow::Result<()> + Sync) -> anyhow::Result<()> {
-    let mut chunks: Vec<&mut [T]> = out.chunks_mut(chunk_len.max(1)).collect();
-    if inputs.len() <= 1 || chunks.len() <= 1 {
-        return inputs.into_iter().zip(chunks).try_for_each(|(i, c)| f(i, c));
-    }
     let f = &f;
-    run_jobs(inputs.into_iter().zip(chunks.drain(..)).map(|(i, c)| move || f(i, c)).collect()).map(drop)
+    run_jobs(inputs.into_iter().zip(out.chunks_mut(chunk_len.max(1))).map(|(i, c)| move || f(i, c)).collect()).map(drop)
 }
 
 /// Runs each job on a thread of its own (a single job on the calling thread) and
