@@ -61,6 +61,26 @@ fn the_answer_kl_of_a_dense_decode_is_the_batch_kl_computed_independently() {
     assert!(d.kl.lo <= d.kl.point && d.kl.point <= d.kl.hi, "{:?}", d.kl);
 }
 
+/// The reference is the file's own decode path: the file itself, scored as every
+/// point is, sits at KL 0 exactly, and its record is the reference's own.
+#[test]
+fn the_file_scored_as_a_point_is_at_kl_zero_against_its_reference() {
+    let dir = tempfile::tempdir().unwrap();
+    let (model, _, data) = translate_profile(dir.path(), SynthArch::Llama);
+    let all = read_examples(&data, Task::Translate).unwrap();
+    let examples = &Split::Profile.select(&all)[..3];
+    let anchor = Model::load(&model, &LoadOptions::default()).unwrap();
+    let reference = AnswerReference::measure(&anchor, examples, &[], 5, 2).unwrap();
+    let plan = SessionPlan::build(&ComputeRequest::default(), anchor.gguf()).unwrap();
+    let n_ctx = reference.n_ctx();
+    let mut s = plan.open(&anchor, SessionOptions { n_ctx, n_batch: n_ctx, threads: 2, observer: None }).unwrap();
+    let d = answer_divergence(&mut s, examples, &[], &reference).unwrap();
+    assert_eq!(d.kl.point, 0.0, "{d:?}");
+    assert_eq!(d.same_top, 1.0);
+    assert_eq!(d, reference.own_divergence());
+    assert!(d.ppl.point > 1.0 && d.tokens > 3, "{d:?}");
+}
+
 /// Every phi of a slice scored from one prefill per example equals the same phi
 /// in a session of its own, bit for bit: llama in both layouts, and gemma3
 /// (sliding-window attention).

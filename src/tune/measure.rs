@@ -12,7 +12,7 @@ use super::grid::{share, Point, STATIC_SHARE};
 use super::store::{Quality, Speed, Store};
 use crate::compute::{ComputeRequest, SessionPlan};
 use crate::engine::{LoadOptions, Model, SessionOptions};
-use crate::eval::answers::{answer_divergences, AnswerReference};
+use crate::eval::answers::{answer_divergences, AnswerDivergence, AnswerReference};
 use crate::tasks::{Example, Task};
 
 /// How `bench` times the points.
@@ -116,7 +116,7 @@ struct BenchLine {
 }
 
 /// The quality of each of `points`, all on the file `file` (one slice's phis, or
-/// the anchor): their answers to `examples` against the anchor's `reference`,
+/// the file's own phis): their answers to `examples` against the anchor's `reference`,
 /// decode computing each point's phi, every phi from one prefill per example
 /// ([`answer_divergences`]).
 pub fn qualities(file: &Path, points: &[Point], reference: &AnswerReference, examples: &[Example], shots: &[Example], threads: i32) -> anyhow::Result<Vec<Quality>> {
@@ -129,21 +129,22 @@ pub fn qualities(file: &Path, points: &[Point], reference: &AnswerReference, exa
     let mut s = opener.open(&model, opts())?;
     let computes: Vec<_> = plans.iter().map(|p| p.compute.clone()).collect();
     let ds = answer_divergences(&mut s, &computes, examples, shots, reference)?;
-    Ok(points
-        .iter()
-        .zip(ds)
-        .map(|(p, d)| Quality {
-            point: *p,
-            kl: d.kl.point,
-            kl_lo: d.kl.lo,
-            kl_hi: d.kl.hi,
-            same_top: d.same_top,
-            answer_ppl: d.ppl.point,
-            ppl_lo: d.ppl.lo,
-            ppl_hi: d.ppl.hi,
-            tokens: d.tokens,
-        })
-        .collect())
+    Ok(points.iter().zip(ds).map(|(p, d)| quality(*p, &d)).collect())
+}
+
+/// `point`'s record of its divergence `d`.
+pub fn quality(point: Point, d: &AnswerDivergence) -> Quality {
+    Quality {
+        point,
+        kl: d.kl.point,
+        kl_lo: d.kl.lo,
+        kl_hi: d.kl.hi,
+        same_top: d.same_top,
+        answer_ppl: d.ppl.point,
+        ppl_lo: d.ppl.lo,
+        ppl_hi: d.ppl.hi,
+        tokens: d.tokens,
+    }
 }
 
 fn path_arg(p: &Path) -> String {

@@ -113,6 +113,7 @@ pub fn run(req: &TuneRequest) -> anyhow::Result<TuneReport> {
         examples: req.examples,
         shots: req.shots,
         profile_sha256: crate::select::rewrite::profile_sha256(&profile, req.task).with_context(|| format!("cannot read the rankings in {}", profile.display()))?,
+        measure: store::MEASURE,
     };
     let work = req.work.clone().unwrap_or_else(|| default_work(&req.model, req.task));
     let store = Store::open(&work, &header)?;
@@ -158,34 +159,65 @@ fn measure_points(
             steps.slice(&req.model, profile, req.task, p.load, &slice)?;
         }
     }
+    score_points(req, store, points, examples, shots, reference)?;
+    time_points(req, steps, store, points)
+}
+
+/// Scores every point of `points` whose quality the store lacks, measuring the
+/// file's own answers first if no earlier call did.
+fn score_points(
+    req: &TuneRequest,
+    store: &Store,
+    points: &[Point],
+    examples: &[crate::tasks::Example],
+    shots: &[crate::tasks::Example],
+    reference: &mut Option<AnswerReference>,
+) -> anyhow::Result<()> {
     let have = store.qualities()?;
     let todo: Vec<&Point> = points.iter().filter(|p| !have.iter().any(|q| q.point.same(p))).collect();
+    if todo.is_empty() {
+        return Ok(());
+    }
+    if reference.is_none() {
+        eprintln!("tune: the file's own answers on {} profiling examples", examples.len());
+        let model = Model::load(&req.model, &LoadOptions::default()).with_context(|| format!("cannot load {}", req.model.display()))?;
+        *reference = Some(AnswerReference::measure(&model, examples, shots, MAX_ANSWER_TOKENS, req.bench.threads)?);
+    }
+    let reference = reference.as_ref().expect("measured above");
+    let mut done = 0;
+    let mut record = |q: &store::Quality| -> anyhow::Result<()> {
+        done += 1;
+        eprintln!("tune: [{done}/{}] {}: KL {:.4} [{:.4}, {:.4}], answer ppl {:.2}", todo.len(), q.point, q.kl, q.kl_lo, q.kl_hi, q.answer_ppl);
+        store.add_quality(q)
+    };
+    // The anchor's answers are the reference itself.
+    for p in todo.iter().filter(|p| p.is_anchor()) {
+        record(&measure::quality(**p, &reference.own_divergence()))?;
+    }
     // Every phi of one file is scored from one prefill per example.
     let mut files: Vec<(PathBuf, Vec<Point>)> = Vec::new();
-    for p in &todo {
+    for p in todo.iter().filter(|p| !p.is_anchor()) {
         let file = store.slice_path(p).unwrap_or_else(|| req.model.clone());
         match files.iter_mut().find(|(f, _)| *f == file) {
             Some((_, ps)) => ps.push(**p),
             None => files.push((file, vec![**p])),
         }
     }
-    let mut done = 0;
     for (file, group) in &files {
-        if reference.is_none() {
-            eprintln!("tune: the file's own answers on {} profiling examples", examples.len());
-            let model = Model::load(&req.model, &LoadOptions::default()).with_context(|| format!("cannot load {}", req.model.display()))?;
-            *reference = Some(AnswerReference::measure(&model, examples, shots, MAX_ANSWER_TOKENS, req.bench.threads)?);
-        }
         let t0 = std::time::Instant::now();
-        let qs = measure::qualities(file, group, reference.as_ref().expect("measured above"), examples, shots, req.bench.threads)?;
+        let qs = measure::qualities(file, group, reference, examples, shots, req.bench.threads)?;
         let secs = t0.elapsed().as_secs_f64();
         for q in &qs {
-            done += 1;
-            eprintln!("tune: [{done}/{}] {}: KL {:.4} [{:.4}, {:.4}], answer ppl {:.2}", todo.len(), q.point, q.kl, q.kl_lo, q.kl_hi, q.answer_ppl);
-            store.add_quality(q)?;
+            record(q)?;
         }
         eprintln!("tune: {} point(s) of {} in {secs:.0} s", qs.len(), file_name(file));
     }
+    Ok(())
+}
+
+/// Times every point of `points` that the store lacks (and the anchor, when no
+/// run timed it) in one bench run.
+fn time_points(req: &TuneRequest, steps: &Steps, store: &Store, points: &[Point]) -> anyhow::Result<()> {
     let speeds = store.speeds()?;
     let untimed: Vec<Point> = points.iter().filter(|p| !p.is_anchor() && !speeds.iter().any(|s| s.point.same(p))).copied().collect();
     if !untimed.is_empty() || !speeds.iter().any(|s| s.point.is_anchor()) {

@@ -27,7 +27,16 @@ pub struct Header {
     pub shots: usize,
     /// Profile rankings' sha256 (the slices are made from them).
     pub profile_sha256: String,
+    /// How the qualities were measured ([`MEASURE`]); absent in folders of
+    /// earlier versions (0).
+    #[serde(default)]
+    pub measure: u32,
 }
+
+/// The quality measure this version writes: 1 = the anchor's answers through the
+/// decode path ([`crate::eval::answers::AnswerReference`]); folders without it
+/// (0) scored against one batch per example, about 0.005 nats apart.
+pub const MEASURE: u32 = 1;
 
 /// One point's quality on the profiling split ([`crate::eval::answers::AnswerDivergence`]).
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -77,7 +86,7 @@ impl Store {
             let had = read_header(&path)?;
             ensure!(
                 &had == header,
-                "{} holds a tune of another file, task, dataset, example count or profile ({}); remove it or give --work another folder",
+                "{} holds a tune of another file, task, dataset, example count or profile, or an earlier version's ({}); remove it or give --work another folder",
                 dir.display(),
                 differences(&had, header).join(", ")
             );
@@ -143,6 +152,7 @@ fn differences(a: &Header, b: &Header) -> Vec<&'static str> {
         (a.data != b.data || a.data_sha256 != b.data_sha256, "dataset"),
         (a.examples != b.examples || a.shots != b.shots, "examples"),
         (a.profile_sha256 != b.profile_sha256, "profile"),
+        (a.measure != b.measure, "quality measure (an earlier selectinfer's)"),
     ] {
         if differs {
             d.push(what);
@@ -200,7 +210,7 @@ mod tests {
     use super::*;
 
     fn header() -> Header {
-        Header { model_sha256: "ab".into(), task: "qa".into(), data: "d.jsonl".into(), data_sha256: "cd".into(), examples: 16, shots: 0, profile_sha256: "ef".into() }
+        Header { model_sha256: "ab".into(), task: "qa".into(), data: "d.jsonl".into(), data_sha256: "cd".into(), examples: 16, shots: 0, profile_sha256: "ef".into(), measure: MEASURE }
     }
 
     fn quality(load: f64) -> Quality {
@@ -225,6 +235,21 @@ mod tests {
         other.task = "translate".into();
         let e = Store::open(&dir, &other).unwrap_err().to_string();
         assert!(e.contains("another file, task") && e.contains("(task)"), "{e}");
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_folder_of_an_earlier_measure_is_refused() {
+        let dir = std::env::temp_dir().join(format!("selectinfer-tune-measure-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).unwrap();
+        // What a tune wrote before the header had `measure`.
+        let mut old = serde_json::to_value(header()).unwrap();
+        old.as_object_mut().unwrap().remove("measure");
+        fs::write(dir.join(HEADER), old.to_string()).unwrap();
+        let e = Store::open(&dir, &header()).unwrap_err().to_string();
+        assert!(e.contains("(quality measure (an earlier selectinfer's))"), "{e}");
+        assert_eq!(Store::existing(&dir).unwrap().0.measure, 0);
         fs::remove_dir_all(&dir).unwrap();
     }
 }
