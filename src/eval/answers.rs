@@ -33,14 +33,29 @@ pub fn answer_nlls(s: &mut SelectiveSession<'_>, examples: &[Example], shots: &[
         ensure!(!answer.is_empty(), "example {} has an empty reference", ex.id);
         s.clear();
         s.prefill_and_select(&prompt)?;
-        let mut sum = nll(s.session().logits(-1), answer[0] as usize);
-        for w in answer.windows(2) {
-            s.session().decode(&[w[0]], false)?;
-            sum += nll(s.session().logits(-1), w[1] as usize);
-        }
+        let mut sum = 0.0;
+        teacher_force(s.session(), &answer, None, |_, t, logits| sum += nll(logits, t as usize))?;
         out.push(NllSpan { tokens: answer.len(), nll: sum });
     }
     Ok(out)
+}
+
+/// Feeds `answer` through decode after a prefilled prompt, one token at a time
+/// (teacher forcing): `each(j, answer[j], logits)` gets the next-token logits
+/// that predict `answer[j]`: for `j = 0` `after_prompt`, or the session's last
+/// row when `None`; then those of each decode.
+fn teacher_force(s: &mut Session<'_>, answer: &[Token], after_prompt: Option<&[f32]>, mut each: impl FnMut(usize, Token, &[f32])) -> anyhow::Result<()> {
+    for (j, &t) in answer.iter().enumerate() {
+        if j > 0 {
+            s.decode(&[answer[j - 1]], false)?;
+        }
+        let logits = match after_prompt {
+            Some(l) if j == 0 => l,
+            _ => s.logits(-1),
+        };
+        each(j, t, logits);
+    }
+    Ok(())
 }
 
 /// The anchor's next-token logits at every answer position of each example (its
@@ -68,11 +83,8 @@ impl AnswerReference {
         for (prompt, answer) in tokens {
             s.clear();
             s.decode(&prompt, false)?;
-            let mut rows = vec![s.logits(-1).to_vec()];
-            for &t in &answer[..answer.len() - 1] {
-                s.decode(&[t], false)?;
-                rows.push(s.logits(-1).to_vec());
-            }
+            let mut rows = Vec::with_capacity(answer.len());
+            teacher_force(&mut s, &answer, None, |_, _, logits| rows.push(logits.to_vec()))?;
             answers.push((answer, rows));
         }
         Ok(AnswerReference { answers, longest })
@@ -178,18 +190,13 @@ impl Scores {
     /// `after_prompt`), scoring each position against the anchor's `rows`.
     fn add(&mut self, s: &mut SelectiveSession<'_>, answer: &[Token], rows: &[Vec<f32>], after_prompt: &[f32]) -> anyhow::Result<()> {
         let (mut nll_sum, mut kl_sum) = (0.0, 0.0);
-        for (j, (&token, row)) in answer.iter().zip(rows).enumerate() {
-            let logits = if j == 0 {
-                after_prompt
-            } else {
-                s.session().decode(&[answer[j - 1]], false)?;
-                s.session().logits(-1)
-            };
+        // `rows` has one row per answer token (`AnswerReference` is built so).
+        teacher_force(s.session(), answer, Some(after_prompt), |j, token, logits| {
             nll_sum += nll(logits, token as usize);
-            let (kl, top) = super::kl::position_kl(row, logits);
+            let (kl, top) = super::kl::position_kl(&rows[j], logits);
             kl_sum += kl;
             self.same += usize::from(top);
-        }
+        })?;
         self.spans.push(NllSpan { tokens: answer.len(), nll: nll_sum });
         self.kls.push(NllSpan { tokens: answer.len(), nll: kl_sum });
         Ok(())
