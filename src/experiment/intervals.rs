@@ -145,11 +145,12 @@ fn differences(sys: &Scored, base: &Scored) -> anyhow::Result<Vec<(Metric, Inter
 
 /// Whether a profile-slice cell uses the paper's selection (the default until the
 /// refit, docs/selection.md): the paper's ranking over the default layers with the experiment's static share, and, if
-/// it computes, the |activation| vote with the experiment's alpha.
+/// it computes, the static set plus the |activation| vote with the experiment's alpha.
 fn paper_selection(e: &Experiment, c: &Cell) -> bool {
     let close = |a: f64, b: f64| (a - b).abs() < 1e-9;
     let Prep::ProfileSlice { static_share, layers, variant, .. } = &c.prep else { return false };
-    *variant == SliceVariant::default()
+    !c.no_static
+        && *variant == SliceVariant::default()
         && layers.is_none()
         && close(*static_share, e.defaults.static_share.0)
         && c.vote == Vote::default()
@@ -164,7 +165,8 @@ fn paper_selection(e: &Experiment, c: &Cell) -> bool {
 const SAME_BYTES: f64 = 0.01;
 
 /// The cell of the paper's selection that selection variant `i` is compared with: the
-/// same method, model, task, examples, shots, phi, base file and `ffn_down`
+/// same method (selectinfer for dynamic-only computation on a profile slice,
+/// coreinfer-loading with `slice: profile`), model, task, examples, shots, phi, base file and `ffn_down`
 /// layout, with the paper's selection, whose row holds the same weight bytes
 /// (within [`SAME_BYTES`]; the closest if several). So a variant at gamma 0.55
 /// pairs with the paper's selection at 0.55, and a narrower layer range at a lower
@@ -179,6 +181,7 @@ fn paper_twin(e: &Experiment, cells: &[Cell], i: usize, bytes: &dyn Fn(usize) ->
     }
     let own = bytes(i)? as f64;
     let phi = c.compute.map(|(p, _)| p);
+    let method = if c.no_static { Method::Selectinfer } else { c.method };
     cells
         .iter()
         .enumerate()
@@ -187,7 +190,7 @@ fn paper_twin(e: &Experiment, cells: &[Cell], i: usize, bytes: &dyn Fn(usize) ->
             *j != i
                 && same_file_kind
                 && paper_selection(e, d)
-                && (d.method, d.model, d.task, &d.data, d.examples, d.shots) == (c.method, c.model, c.task, &c.data, c.examples, c.shots)
+                && (d.method, d.model, d.task, &d.data, d.examples, d.shots) == (method, c.model, c.task, &c.data, c.examples, c.shots)
                 && d.mem_cap.is_none()
                 && d.speed_only.is_none()
                 && d.compute.map(|(p, _)| p) == phi
@@ -221,6 +224,8 @@ methods:
   - {method: selectinfer, load: 0.7, compute: 0.5, vote: signed}
   - {method: dense-loaded, load: 0.7}
   - {method: dense-loaded, load: 0.7, compensate: mean}
+  - {method: coreinfer-loading, load: 0.7, slice: profile}
+  - {method: coreinfer-loading, load: 0.7}
 ",
         )
         .unwrap();
@@ -239,8 +244,10 @@ methods:
         let twins: Vec<Option<usize>> = (0..cells.len()).map(|i| paper_twin(&e, &cells, i, &bytes)).collect();
         // Cells in file order: reference, the paper's selection at 0.7 and 0.55, compensate,
         // contribution 0.55, signed, alpha 0.4, layers, signed at phi 0.5,
-        // dense-loaded, dense-loaded compensate.
-        assert_eq!(twins, [None, None, None, Some(1), Some(2), Some(1), Some(1), Some(1), None, None, Some(9)]);
+        // dense-loaded, dense-loaded compensate, dynamic only on the profile slice
+        // (paired with the paper's selection, static set and vote, of the same
+        // file), CoreInfer on a random slice (nothing to pair with).
+        assert_eq!(twins, [None, None, None, Some(1), Some(2), Some(1), Some(1), Some(1), None, None, Some(9), Some(1), None]);
         // Without the paper's selection's row there is nothing to pair with.
         let no_paper = |j: usize| if j == 1 { None } else { bytes(j) };
         assert_eq!(paper_twin(&e, &cells, 3, &no_paper), None);

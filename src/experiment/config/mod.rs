@@ -14,8 +14,10 @@ use serde::Deserialize;
 use crate::eval::harness::Method;
 use crate::tasks::Task;
 
+mod names;
 mod values;
-pub use values::{Grid, Layers, Share, Size, SliceBase};
+pub use names::share_text;
+pub use values::{Grid, Layers, Share, Size, SliceBase, SliceKind};
 
 /// Where a model comes from.
 #[derive(Debug, Clone, Deserialize)]
@@ -187,6 +189,10 @@ struct RawMethodSpec {
     base: Option<SliceBase>,
     /// How profile slices store `ffn_down` (`slice --down-layout`; default columns).
     down_layout: Option<crate::select::rewrite::DownLayout>,
+    /// coreinfer-loading's slice: random (CoreInfer's own, profile-free; the
+    /// default) or the profile's (SelectInfer's loading, then dynamic-only
+    /// computation: the paper's selection without its static set).
+    slice: Option<SliceKind>,
 }
 
 impl RawMethodSpec {
@@ -223,9 +229,13 @@ impl TryFrom<RawMethodSpec> for MethodSpec {
         if r.seed.is_some() && !matches!(r.method, Method::RandomLoading | Method::CoreinferLoading) {
             return refuse("seed (only random-loading and coreinfer-loading draw neurons)");
         }
+        if r.slice.is_some() && r.method != Method::CoreinferLoading {
+            return refuse("slice (only coreinfer-loading chooses between a random and the profile's slice)");
+        }
+        let profile_slice = matches!(r.method, Method::DenseLoaded | Method::Selectinfer) || r.slice == Some(SliceKind::Profile);
         let variant_keys = r.importance.is_some() || r.budget.is_some() || r.budget_floor.is_some() || r.compensate.is_some() || r.secondary.is_some();
-        if variant_keys && !matches!(r.method, Method::DenseLoaded | Method::Selectinfer) {
-            return refuse("importance, budget, budget_floor, compensate or secondary (only profile slices: dense-loaded, selectinfer)");
+        if variant_keys && !profile_slice {
+            return refuse("importance, budget, budget_floor, compensate or secondary (only profile slices: dense-loaded, selectinfer, coreinfer-loading with slice: profile)");
         }
         if r.budget_floor.is_some() && !r.budget.is_some_and(|b| b.is_per_layer()) {
             return refuse("budget_floor (only with budget: sensitivity or output)");
@@ -233,8 +243,11 @@ impl TryFrom<RawMethodSpec> for MethodSpec {
         if r.fit_decode_share.is_some() && r.compensate != Some(crate::select::variant::Compensation::RefitComputed) {
             return refuse("fit_decode_share (only with compensate: refit-computed)");
         }
-        if (r.base.is_some() || r.down_layout.is_some()) && !matches!(r.method, Method::DenseLoaded | Method::Selectinfer) {
-            return refuse("base or down_layout (only profile slices: dense-loaded, selectinfer)");
+        if (r.base.is_some() || r.down_layout.is_some()) && !profile_slice {
+            return refuse("base or down_layout (only profile slices: dense-loaded, selectinfer, coreinfer-loading with slice: profile)");
+        }
+        if r.seed.is_some() && r.slice == Some(SliceKind::Profile) {
+            return refuse("seed with slice: profile (a profile slice draws no neurons)");
         }
         if r.vote.is_some() && !r.method.computes() {
             return refuse("vote");
@@ -456,23 +469,26 @@ impl Experiment {
     fn cell(&self, model: usize, m: &MethodSpec, ts: &TaskSpec, load: f64, static_share: f64, compute: Option<(f64, f64)>, mem_cap: Option<u64>) -> Cell {
         let r = &m.raw;
         let layers = r.layers.as_ref().map(|l| l.0.clone());
-        // CoreInfer with loading is profile-free: the random slice (whose random
-        // static set --no-static ignores) plus dynamic selection only.
+        // CoreInfer with loading: a slice (random by default, whose random static
+        // set --no-static ignores; or the profile's, the file selectinfer's cell of
+        // the same setting uses) plus dynamic selection only.
         let slice_static = if m.method == Method::CoreinferLoading { self.defaults.static_share.0 } else { static_share };
+        let profile_slice = || Prep::ProfileSlice {
+            task: ts.task,
+            load,
+            static_share: slice_static,
+            layers: layers.clone(),
+            variant: r.variant().fitted_for(compute),
+            base: r.base.unwrap_or_default(),
+            down: r.down_layout.unwrap_or_default(),
+        };
         let prep = match m.method {
             Method::Reference | Method::Coreinfer | Method::DiskOffload => Prep::F16,
             Method::Q4_0 => Prep::Quant("q4_0"),
             Method::Q4KM => Prep::Quant("q4_k_m"),
             Method::Q8_0 => Prep::Quant("q8_0"),
-            Method::DenseLoaded | Method::Selectinfer => Prep::ProfileSlice {
-                task: ts.task,
-                load,
-                static_share,
-                layers: layers.clone(),
-                variant: r.variant().fitted_for(compute),
-                base: r.base.unwrap_or_default(),
-                down: r.down_layout.unwrap_or_default(),
-            },
+            Method::DenseLoaded | Method::Selectinfer => profile_slice(),
+            Method::CoreinferLoading if r.slice == Some(SliceKind::Profile) => profile_slice(),
             Method::RandomLoading | Method::CoreinferLoading => Prep::RandomSlice { load, static_share: slice_static, layers: layers.clone(), seed: r.seed.unwrap_or(0) },
         };
         Cell {
@@ -493,74 +509,6 @@ impl Experiment {
             decode_refit: r.decode_refit.filter(|_| compute.is_some()),
             prompt_cache: self.prompt_cache,
         }
-    }
-}
-
-/// The file-name suffix of a slice variant (empty for the paper's selection).
-fn variant_suffix(v: &crate::select::variant::SliceVariant) -> String {
-    use crate::select::variant::{Compensation, Importance, Secondary};
-    let mut s = String::new();
-    if v.importance == Importance::Contribution {
-        s.push_str("-contribution");
-    }
-    if v.budget.is_per_layer() {
-        s.push_str(&format!("-{}{}", v.budget.name(), share_text(v.budget_floor)));
-    }
-    match v.compensation {
-        Compensation::None => {}
-        Compensation::Mean => s.push_str("-compensate"),
-        Compensation::Refit => s.push_str("-refit"),
-        Compensation::RefitChained => s.push_str("-refit-chained"),
-        Compensation::RefitComputed => {
-            let f = v.computed_fit;
-            s.push_str(&format!("-refit-computed{}-{}-{}", share_text(f.compute), share_text(f.token_share), share_text(f.decode_share)));
-        }
-    }
-    if v.secondary == Secondary::Task {
-        s.push_str("-secondary-task");
-    }
-    s
-}
-
-/// How a share is written in file names: at least one decimal (`0.7`, `1.0`).
-pub fn share_text(v: f64) -> String {
-    if v.fract() == 0.0 {
-        format!("{v:.1}")
-    } else {
-        format!("{v}")
-    }
-}
-
-impl Prep {
-    /// The prepared file's path for model `name` with an F16 reference
-    /// (deterministic, so a re-run finds it); [`ModelSpec::file`] for any model.
-    pub fn path(&self, name: &str) -> PathBuf {
-        self.path_with(name, Reference::F16)
-    }
-
-    /// [`Prep::path`] for a model whose reference is `reference`: slices of a
-    /// source reference are tagged `source` where an F16 reference's say `F16`.
-    fn path_with(&self, name: &str, reference: Reference) -> PathBuf {
-        let layers = |l: &Option<Range<usize>>| l.as_ref().map_or(String::new(), |r| format!("-layers{}-{}", r.start, r.end));
-        let stat = |s: f64| if (s - 0.3).abs() < 1e-12 { String::new() } else { format!("-static{}", share_text(s)) };
-        let file = match self {
-            Prep::F16 => format!("{name}.F16.gguf"),
-            Prep::Quant(q) => format!("{name}.{q}.gguf"),
-            Prep::ProfileSlice { task, load, static_share, layers: l, variant, base, down } => {
-                let neurons = if *down == crate::select::rewrite::DownLayout::Neurons { ".neurons" } else { "" };
-                let base = if reference == Reference::Source { "source" } else { base.name() };
-                format!("{name}.{base}.{task}-load{}{}{}{}{neurons}.gguf", share_text(*load), stat(*static_share), layers(l), variant_suffix(variant))
-            }
-            Prep::RandomSlice { load, static_share, layers: l, seed } => format!(
-                "{name}.{}random-load{}{}{}{}.gguf",
-                if reference == Reference::Source { "source." } else { "" },
-                share_text(*load),
-                stat(*static_share),
-                layers(l),
-                if *seed == 0 { String::new() } else { format!("-seed{seed}") }
-            ),
-        };
-        Path::new("models").join(file)
     }
 }
 

@@ -131,3 +131,34 @@ fn a_source_reference_is_the_dense_source_file_itself() {
     let err = format!("{:#}", Experiment::parse(&yaml.replace("    source: models/tiny.gguf\n", "    synth: llama-3.2-1b\n")).unwrap_err());
     assert!(err.contains("reference: source needs a source file"), "{err}");
 }
+
+#[test]
+fn coreinfer_loading_on_the_profile_slice_shares_selectinfers_file_and_computes_dynamic_only() {
+    let yaml = GOOD.replace(
+        "  - method: disk-offload\n    mem_cap: 192MiB\n    tasks: [translate]\n    speed_only: 16\n",
+        "  - {method: coreinfer-loading, load: 0.7, compute: 0.4, slice: profile, down_layout: neurons}\n  - {method: selectinfer, load: 0.7, compute: 0.4, down_layout: neurons}\n  - {method: coreinfer-loading, load: 0.7, compute: 0.4}\n",
+    );
+    let cells = Experiment::parse(&yaml).unwrap().cells();
+    let qa = |m: Method| cells.iter().filter(move |c| c.method == m && c.task == Task::Qa);
+    let neurons = |c: &&Cell| c.prep.path("tiny").to_string_lossy().contains("neurons");
+    let dynamic = qa(Method::CoreinferLoading).find(neurons).unwrap();
+    let paper = qa(Method::Selectinfer).find(neurons).unwrap();
+    // The same file as the paper's selection's cell: the slice keeps its static set
+    // (delta 0.3), which decode then ignores.
+    assert_eq!(dynamic.prep, paper.prep);
+    assert_eq!(dynamic.prep.path("tiny"), Path::new("models/tiny.F16.qa-load0.7.neurons.gguf"));
+    assert!(dynamic.no_static && !paper.no_static);
+    assert_eq!((dynamic.compute, paper.compute), (Some((0.4, 0.2)), Some((0.4, 0.2))));
+    // Without the key coreinfer-loading keeps its random slice.
+    let random = qa(Method::CoreinferLoading).last().unwrap();
+    assert!(matches!(random.prep, Prep::RandomSlice { load, static_share, .. } if load == 0.7 && static_share == 0.3));
+    for (entry, why) in [
+        ("{method: selectinfer, slice: profile}", "takes no slice"),
+        ("{method: coreinfer-loading, slice: profile, seed: 2}", "takes no seed with slice: profile"),
+        ("{method: coreinfer-loading, down_layout: neurons}", "takes no base or down_layout"),
+        ("{method: coreinfer-loading, slice: random, importance: contribution}", "takes no importance"),
+    ] {
+        let e = err(&GOOD.replace("  - method: reference\n", &format!("  - method: reference\n  - {entry}\n")));
+        assert!(e.contains(why), "{entry}: {e}");
+    }
+}

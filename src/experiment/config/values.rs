@@ -140,3 +140,14 @@ impl SliceBase {
         self.quant().unwrap_or("F16")
     }
 }
+
+/// Which slice coreinfer-loading computes on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SliceKind {
+    /// A random gamma*N (CoreInfer with loading, profile-free).
+    #[default]
+    Random,
+    /// The profile's slice, the same file selectinfer's cells of the setting use.
+    Profile,
+}
