@@ -97,15 +97,18 @@ fn every_phi_scored_from_one_prefill_equals_a_session_of_its_own() {
         let sliced = Model::load(&slice, &LoadOptions::default()).unwrap();
         let n_ctx = reference.n_ctx();
         let opts = || SessionOptions { n_ctx, n_batch: n_ctx, threads: 2, observer: None };
-        // Dense first: the prefill must still count the votes for the phis after it.
-        let phis = [None, Some(0.5), Some(0.3), Some(0.4)];
-        let plans: Vec<SessionPlan> = phis.iter().map(|&phi| SessionPlan::build(&ComputeRequest { compute: phi, ..ComputeRequest::default() }, sliced.gguf()).unwrap()).collect();
+        // Dense first: the prefill must still count the votes for the phis after it;
+        // dynamic only (no static set) selects from the same votes.
+        let phis = [(None, false), (Some(0.5), false), (Some(0.3), false), (Some(0.4), false), (Some(0.4), true), (Some(0.3), true)];
+        let plans: Vec<SessionPlan> =
+            phis.iter().map(|&(phi, no_static)| SessionPlan::build(&ComputeRequest { compute: phi, no_static, ..ComputeRequest::default() }, sliced.gguf()).unwrap()).collect();
         let computes: Vec<_> = plans.iter().map(|p| p.compute.clone()).collect();
         let mut s = plans[1].open(&sliced, opts()).unwrap();
         let together = answer_divergences(&mut s, &computes, examples, &[], &reference).unwrap();
         drop(s);
         let kls: Vec<f64> = together.iter().map(|d| d.kl.point).collect();
         assert!(kls[2] > kls[0] && kls[1] > kls[0], "{arch:?} {layout}: computing fewer neurons should move the answers further: {kls:?}");
+        assert_ne!(kls[4], kls[3], "{arch:?} {layout}: without the static set decode computes other neurons");
         for (plan, t) in plans.iter().zip(&together) {
             let mut s = plan.open(&sliced, opts()).unwrap();
             let alone = answer_divergence(&mut s, examples, &[], &reference).unwrap();
@@ -136,13 +139,27 @@ fn tune_measures_the_frontier_chooses_within_the_limits_and_resumes() {
     assert!(o.status.success(), "{stderr}");
     let report: serde_json::Value = serde_json::from_str(stdout.trim()).unwrap();
     let frontier = report["frontier"].as_array().unwrap();
-    assert_eq!(frontier.len(), 8, "the coarse grid: {stdout}");
+    assert_eq!(frontier.len(), 13, "the coarse grid: {stdout}");
+    // Each dynamic-only point is timed as its twin with the static set.
+    let same = |m: &serde_json::Value, load: f64, phi: f64| m["point"]["load"].as_f64() == Some(load) && m["point"]["compute"].as_f64() == Some(phi);
+    let dynamic: Vec<&serde_json::Value> = frontier.iter().filter(|m| m["point"]["no_static"] == true).collect();
+    assert_eq!(dynamic.len(), 5, "{stdout}");
+    for d in &dynamic {
+        let (load, phi) = (d["point"]["load"].as_f64().unwrap(), d["point"]["compute"].as_f64().unwrap());
+        let twin = frontier.iter().find(|m| m["point"]["no_static"].is_null() && same(m, load, phi)).unwrap();
+        assert_eq!((&d["speedup"], &d["peak_rss_bytes"]), (&twin["speedup"], &twin["peak_rss_bytes"]), "{d} / {twin}");
+    }
     let anchor = &frontier[0];
     assert_eq!((anchor["point"]["load"].as_f64(), anchor["point"]["compute"].is_null()), (Some(1.0), true));
     assert!(anchor["kl"].as_f64().unwrap() < 1e-4 && anchor["same_top"].as_f64() == Some(1.0), "the file against itself: {anchor}");
     assert_eq!(anchor["speedup"].as_f64(), Some(1.0));
-    // Under a loss every point meets, the choice is the fastest point.
-    let fastest = frontier.iter().max_by(|a, b| a["speedup"].as_f64().unwrap().total_cmp(&b["speedup"].as_f64().unwrap())).unwrap();
+    // Under a loss every point meets, the choice is the fastest point (ties: the
+    // lower KL).
+    let by_speed_then_kl = |a: &&serde_json::Value, b: &&serde_json::Value| {
+        let f = |m: &serde_json::Value, k: &str| m[k].as_f64().unwrap();
+        f(a, "speedup").total_cmp(&f(b, "speedup")).then(f(b, "kl").total_cmp(&f(a, "kl")))
+    };
+    let fastest = frontier.iter().max_by(by_speed_then_kl).unwrap();
     assert_eq!(report["chosen"], fastest["point"], "{stdout}");
     assert!(stderr.contains("one round-robin run"), "{stderr}");
     if !fastest["point"]["load"].as_f64().is_some_and(|g| g >= 1.0) {
@@ -186,7 +203,7 @@ fn tune_measures_the_frontier_chooses_within_the_limits_and_resumes() {
     assert!(!stderr.contains("tune: [") && !stderr.contains("round-robin"), "a resumed tune measured again: {stderr}");
     let report: serde_json::Value = serde_json::from_str(stdout.trim()).unwrap();
     let within: Vec<&serde_json::Value> = report["frontier"].as_array().unwrap().iter().filter(|m| m["kl"].as_f64().unwrap() <= tight).collect();
-    let best = within.iter().max_by(|a, b| a["speedup"].as_f64().unwrap().total_cmp(&b["speedup"].as_f64().unwrap())).unwrap();
+    let best = within.iter().max_by(|a, b| by_speed_then_kl(a, b)).unwrap();
     assert_eq!(report["chosen"], best["point"]);
 
     // A limit no point meets: a clear error naming the closest point.
@@ -299,4 +316,14 @@ fn generate_runs_a_tuned_file_at_its_recorded_phi() {
     assert_eq!(run(&tuned, &["--compute", "0.5"])["compute"].as_f64(), Some(0.5));
     // The untuned slice without --compute decodes densely.
     assert!(run(&slice, &[])["compute"].is_null());
+    // A point tuned dynamic only runs without the static set, as --no-static does.
+    let dynamic = dir.path().join("dynamic.gguf");
+    let extra = [("selectinfer.tune.compute".into(), selectinfer::gguf::Value::F64(0.4)), ("selectinfer.tune.no_static".into(), selectinfer::gguf::Value::Bool(true))];
+    selectinfer::gguf::copy_with_metadata(&g, &dynamic, &extra).unwrap();
+    let (as_tuned, asked) = (run(&dynamic, &[]), run(&slice, &["--compute", "0.4", "--no-static"]));
+    let chosen = |v: &serde_json::Value| (v["text"].clone(), v["selection"]["computed_neurons"].clone(), v["selection"]["swapped_neurons"].clone());
+    assert_eq!(chosen(&as_tuned), chosen(&asked), "{as_tuned} / {asked}");
+    assert_eq!(as_tuned["compute"].as_f64(), Some(0.4));
+    let with_static = run(&slice, &["--compute", "0.4"]);
+    assert_ne!(as_tuned["selection"]["swapped_neurons"], with_static["selection"]["swapped_neurons"], "dynamic only chooses other neurons: {as_tuned} / {with_static}");
 }

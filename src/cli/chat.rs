@@ -155,6 +155,7 @@ fn run_tuned(a: ChatArgs) -> anyhow::Result<()> {
         );
         let mut b = ChatArgs { model: c.file.clone(), mem_budget: None, tuned: false, ..a.clone() };
         b.compute.compute = c.point().compute;
+        b.compute.no_static = c.point().no_static;
         let model = Model::load(&b.model, &LoadOptions::default()).with_context(|| format!("cannot load {}", b.model.display()))?;
         if let Some(budget) = a.mem_budget {
             let (_, predicted) = full_cache_peak(&b, &model)?;

@@ -346,15 +346,19 @@ impl<'m> SelectiveSession<'m> {
         Ok((stats, sel))
     }
 
-    /// Computes `plan` from the next prefill or [`Self::reselect`] on: another phi
-    /// over the loaded and static neurons the session was opened with, or dense. Not with the decode bias
+    /// Computes `plan` from the next prefill or [`Self::reselect`] on: another phi,
+    /// with or without the static set, over the loaded neurons the session was
+    /// opened with, or dense. Not with the decode bias
     /// or refit, which are fitted to one phi's set during the prefill.
     pub fn set_plan(&mut self, plan: ComputePlan) -> anyhow::Result<()> {
         if plan == self.plan {
             return Ok(());
         }
-        let same_votes = plan.layers == self.opened.layers && plan.token_share == self.opened.token_share;
-        ensure!(!plan.is_selective() || same_votes, "a selective plan must keep the sparsified layers, loaded and static neurons and alpha the session was opened with");
+        // Votes are counted over every loaded neuron, whatever the static set: a plan
+        // with or without it (`--no-static`) selects from the same votes.
+        let shape = |p: &ComputePlan| p.layers.iter().map(|l| l.as_ref().map(|l| (l.n_orig, l.n_loaded))).collect::<Vec<_>>();
+        let same_votes = shape(&plan) == shape(&self.opened) && plan.token_share == self.opened.token_share;
+        ensure!(!plan.is_selective() || same_votes, "a selective plan must keep the sparsified layers, loaded neurons and alpha the session was opened with");
         ensure!(self.decode_refit.is_none() && !self.decode_bias, "the decode bias and refit are fitted to one phi during the prefill; open a session per phi");
         self.prefix = None;
         self.session.clear_compact_ffn();

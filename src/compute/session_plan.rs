@@ -190,6 +190,12 @@ pub fn tuned_phi(g: &GgufFile) -> Option<f64> {
     }
 }
 
+/// Whether a `tune`-written file's point computes dynamic neurons only
+/// (`selectinfer.tune.no_static`; absent in files tuned before it existed: false).
+pub fn tuned_no_static(g: &GgufFile) -> bool {
+    matches!(g.get(&crate::select::meta::key("tune.no_static")), Some(crate::gguf::Value::Bool(true)))
+}
+
 /// phi and why: as asked; else, where `file_tuning`, the phi the tuned file `g`
 /// records; else none (decode computes every loaded neuron).
 pub fn decide_phi(asked: Option<f64>, file_tuning: bool, g: &GgufFile) -> Decided<Option<f64>> {
@@ -223,6 +229,9 @@ impl SessionPlan {
     /// The plan of `req` on the model file `g`.
     pub fn build(req: &ComputeRequest, g: &GgufFile) -> anyhow::Result<SessionPlan> {
         let phi = decide_phi(req.compute, req.file_tuning, g);
+        let from_tuning = phi.default && phi.value.is_some();
+        // A tuned point's selection comes with its phi.
+        let req = &ComputeRequest { no_static: req.no_static || (from_tuning && tuned_no_static(g)), ..req.clone() };
         let compute = match phi.value {
             Some(p) => ComputePlan::for_model(g, &req.options(p))?,
             None => ComputePlan::dense(ModelInfo::from_gguf(g)?.n_layer),
@@ -230,7 +239,7 @@ impl SessionPlan {
         let compensation = SliceVariant::from_gguf(g).compensation;
         let down = SliceMeta::from_gguf(g).ok().flatten().map(|m| m.down_layout);
         let decode_refit = decide_decode_refit(req.decode_refit, req.decode_bias, phi.value.is_some(), compensation, down);
-        Ok(SessionPlan { compute, phi: phi.value, from_tuning: phi.default && phi.value.is_some(), vote: req.vote, decode_bias: req.decode_bias, decode_refit, layout: req.layout })
+        Ok(SessionPlan { compute, phi: phi.value, from_tuning, vote: req.vote, decode_bias: req.decode_bias, decode_refit, layout: req.layout })
     }
 
     /// A session of `model` (the file the plan was built on) that computes as planned.

@@ -37,7 +37,7 @@ pub fn frontier_of(store: &Store) -> anyhow::Result<Vec<Measured>> {
         if out.iter().any(|m| m.point().same(&q.point)) {
             continue;
         }
-        let Some(s) = speeds.iter().rev().find(|s| s.point.same(&q.point)) else { continue };
+        let Some(s) = speeds.iter().rev().find(|s| s.point.same(&q.point.timed_as())) else { continue };
         out.push(Measured::new(q.clone(), s));
     }
     frontier::sort(&mut out);

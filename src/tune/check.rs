@@ -83,8 +83,8 @@ pub struct Check {
 pub fn row_point(row: &EvalRow) -> Option<Point> {
     match Method::from_name(&row.method)? {
         Method::Reference => Some(Point::ANCHOR),
-        Method::DenseLoaded => Some(Point { load: row.load, compute: None }),
-        Method::Selectinfer => Some(Point { load: row.load, compute: row.compute }),
+        Method::DenseLoaded => Some(Point::new(row.load, None)),
+        Method::Selectinfer => Some(Point::new(row.load, row.compute)),
         _ => None,
     }
 }

@@ -92,7 +92,11 @@ pub fn table(measured: &[Measured], chosen: Option<&Point>) -> String {
         t.row([
             mark.to_string(),
             share(m.point().load),
-            m.point().compute.map_or("dense".into(), share),
+            match m.point().compute {
+                Some(phi) if m.point().no_static => format!("{} dynamic only", share(phi)),
+                Some(phi) => share(phi),
+                None => "dense".into(),
+            },
             format_bytes(m.weight_bytes),
             format_bytes(m.peak_rss_bytes),
             format!("{:.1}", m.decode_tps),
@@ -105,12 +109,13 @@ pub fn table(measured: &[Measured], chosen: Option<&Point>) -> String {
     t.to_markdown()
 }
 
-/// Points sorted as the table shows them: gamma down, then phi down (dense first).
+/// Points sorted as the table shows them: gamma down, then phi down (dense
+/// first), the paper's selection before dynamic only.
 pub fn sort(measured: &mut [Measured]) {
-    let key = |m: &Measured| (-m.point().load, -m.point().compute.unwrap_or(2.0));
+    let key = |m: &Measured| (-m.point().load, -m.point().compute.unwrap_or(2.0), m.point().no_static);
     measured.sort_by(|a, b| {
         let (x, y) = (key(a), key(b));
-        x.0.total_cmp(&y.0).then(x.1.total_cmp(&y.1))
+        x.0.total_cmp(&y.0).then(x.1.total_cmp(&y.1)).then(x.2.cmp(&y.2))
     });
 }
 
@@ -119,7 +124,7 @@ mod tests {
     use super::*;
 
     fn m(load: f64, compute: Option<f64>, rss_mib: u64, speedup: f64, kl: f64) -> Measured {
-        let quality = Quality { point: Point { load, compute }, kl, kl_lo: kl, kl_hi: kl, same_top: 1.0, answer_ppl: 1.0, ppl_lo: 1.0, ppl_hi: 1.0, tokens: 1 };
+        let quality = Quality { point: Point::new(load, compute), kl, kl_lo: kl, kl_hi: kl, same_top: 1.0, answer_ppl: 1.0, ppl_lo: 1.0, ppl_hi: 1.0, tokens: 1 };
         Measured { quality, weight_bytes: 0, peak_rss_bytes: rss_mib << 20, decode_tps: 10.0 * speedup, prefill_tps: 0.0, speedup }
     }
 
@@ -131,10 +136,10 @@ mod tests {
     fn the_fastest_point_within_every_limit_is_chosen() {
         let f = frontier();
         let limits = |mem: Option<u64>, speed: Option<f64>, loss: f64| Limits { mem_budget: mem.map(|m| m << 20), min_speedup: speed, max_loss: loss };
-        assert_eq!(choose(&f, &limits(None, None, 0.06)).unwrap().point(), &Point { load: 0.7, compute: Some(0.55) });
-        assert_eq!(choose(&f, &limits(None, None, 0.5)).unwrap().point(), &Point { load: 0.7, compute: Some(0.4) });
+        assert_eq!(choose(&f, &limits(None, None, 0.06)).unwrap().point(), &Point::new(0.7, Some(0.55)));
+        assert_eq!(choose(&f, &limits(None, None, 0.5)).unwrap().point(), &Point::new(0.7, Some(0.4)));
         assert_eq!(choose(&f, &limits(None, None, 0.01)).unwrap().point(), &Point::ANCHOR);
-        assert_eq!(choose(&f, &limits(Some(1260), None, 0.03)).unwrap().point(), &Point { load: 0.85, compute: Some(0.7) });
+        assert_eq!(choose(&f, &limits(Some(1260), None, 0.03)).unwrap().point(), &Point::new(0.85, Some(0.7)));
     }
 
     #[test]
@@ -152,7 +157,7 @@ mod tests {
         f.reverse();
         sort(&mut f);
         assert!(f[0].point().is_anchor());
-        let t = table(&f, Some(&Point { load: 0.7, compute: Some(0.55) }));
+        let t = table(&f, Some(&Point::new(0.7, Some(0.55))));
         let marked: Vec<&str> = t.lines().filter(|l| l.starts_with("| ->")).collect();
         assert_eq!(marked.len(), 1);
         let cells: Vec<&str> = marked[0].split('|').map(str::trim).collect();

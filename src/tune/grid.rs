@@ -1,5 +1,6 @@
-//! The operating points `tune` measures: (gamma, phi) pairs, a coarse grid first
-//! and then the points halfway to the chosen one's neighbours.
+//! The operating points `tune` measures: (gamma, phi) pairs, each selective one
+//! also with dynamic-only computation, a coarse grid first and then the points
+//! halfway to the chosen one's neighbours.
 
 use std::fmt;
 
@@ -14,19 +15,41 @@ pub const COARSE_LOAD: [f64; 3] = [0.7, 0.85, 1.0];
 pub const COARSE_COMPUTE: [f64; 3] = [0.4, 0.55, 0.7];
 
 /// One operating point: gamma (loaded share) and phi (computed share, `None`:
-/// every loaded neuron). gamma 1.0 with phi `None` is the user's file as it is,
-/// the anchor of every comparison.
+/// every loaded neuron), and whether decode computes the prompt's phi*N most
+/// voted neurons only instead of the static delta*N plus the most voted
+/// (`--no-static`). gamma 1.0 with phi `None` is the user's file as it is, the
+/// anchor of every comparison.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Point {
     /// gamma.
     pub load: f64,
     /// phi; `None`: dense decode.
     pub compute: Option<f64>,
+    /// Dynamic neurons only (stores written before the field read as false).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub no_static: bool,
 }
 
 impl Point {
     /// The user's file, dense: the anchor.
-    pub const ANCHOR: Point = Point { load: 1.0, compute: None };
+    pub const ANCHOR: Point = Point { load: 1.0, compute: None, no_static: false };
+
+    /// gamma and phi with the paper's selection (static set plus the prompt's vote).
+    pub const fn new(load: f64, compute: Option<f64>) -> Point {
+        Point { load, compute, no_static: false }
+    }
+
+    /// The same gamma and phi computing the prompt's most-voted neurons only.
+    pub const fn dynamic_only(self) -> Point {
+        Point { no_static: true, ..self }
+    }
+
+    /// The point whose bench timing this one's is: itself, or for dynamic only the
+    /// same gamma and phi with the static set (the same number of neurons computed
+    /// from the same file in the same layout, so one timing serves both).
+    pub const fn timed_as(self) -> Point {
+        Point { no_static: false, ..self }
+    }
 
     /// Whether this is the anchor.
     pub fn is_anchor(&self) -> bool {
@@ -42,6 +65,7 @@ impl Point {
     pub fn same(&self, other: &Point) -> bool {
         let eq = |a: f64, b: f64| (a - b).abs() < 1e-6;
         eq(self.load, other.load)
+            && self.no_static == other.no_static
             && match (self.compute, other.compute) {
                 (None, None) => true,
                 (Some(a), Some(b)) => eq(a, b),
@@ -58,6 +82,7 @@ impl Point {
 impl fmt::Display for Point {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.compute {
+            Some(phi) if self.no_static => write!(f, "gamma {} / phi {} dynamic only", share(self.load), share(phi)),
             Some(phi) => write!(f, "gamma {} / phi {}", share(self.load), share(phi)),
             None => write!(f, "gamma {} / dense", share(self.load)),
         }
@@ -71,27 +96,31 @@ pub fn share(v: f64) -> String {
 }
 
 /// The coarse grid: the anchor, gamma in [`COARSE_LOAD`] dense, and every phi of
-/// [`COARSE_COMPUTE`] below each gamma under 1 (above delta).
+/// [`COARSE_COMPUTE`] below each gamma under 1 (above delta), each with the
+/// paper's selection and then dynamic only.
 pub fn coarse() -> Vec<Point> {
     let mut v = vec![Point::ANCHOR];
     for &load in COARSE_LOAD.iter().filter(|&&g| g < 1.0) {
-        v.push(Point { load, compute: None });
+        v.push(Point::new(load, None));
         for &phi in COARSE_COMPUTE.iter().filter(|&&p| p < load && p > STATIC_SHARE) {
-            v.push(Point { load, compute: Some(phi) });
+            v.push(Point::new(load, Some(phi)));
+            v.push(Point::new(load, Some(phi)).dynamic_only());
         }
     }
     v
 }
 
-/// The refinement around `chosen`: at its gamma, the phis halfway to the next
-/// measured phi above and below it (dense counts as phi = gamma); none for the
-/// anchor. Points already in `measured` are left out.
+/// The refinement around `chosen`: at its gamma and with its selection, the phis
+/// halfway to the next measured phi above and below it (dense counts as phi =
+/// gamma, for either selection); none for the anchor. Points already in
+/// `measured` are left out.
 pub fn refine(chosen: &Point, measured: &[Point]) -> Vec<Point> {
     if chosen.load >= 1.0 {
         return Vec::new();
     }
     let phi_of = |p: &Point| p.compute.unwrap_or(p.load);
-    let mut phis: Vec<f64> = measured.iter().filter(|p| (p.load - chosen.load).abs() < 1e-6).map(phi_of).collect();
+    let same_selection = |p: &&Point| p.compute.is_none() || p.no_static == chosen.no_static;
+    let mut phis: Vec<f64> = measured.iter().filter(|p| (p.load - chosen.load).abs() < 1e-6).filter(same_selection).map(phi_of).collect();
     phis.sort_by(f64::total_cmp);
     let c = phi_of(chosen);
     let below = phis.iter().copied().filter(|&p| p < c - 1e-6).last();
@@ -99,7 +128,7 @@ pub fn refine(chosen: &Point, measured: &[Point]) -> Vec<Point> {
     [below, above]
         .into_iter()
         .flatten()
-        .map(|p| Point { load: chosen.load, compute: Some(((p + c) / 2.0 * 1000.0).round() / 1000.0) })
+        .map(|p| Point { load: chosen.load, compute: Some(((p + c) / 2.0 * 1000.0).round() / 1000.0), no_static: chosen.no_static })
         .filter(|p| p.compute.is_some_and(|phi| phi > STATIC_SHARE && phi < p.load))
         .filter(|p| !measured.iter().any(|m| m.same(p)))
         .collect()
@@ -113,8 +142,27 @@ mod tests {
     fn the_coarse_grid_holds_the_anchor_and_every_phi_below_gamma() {
         let g = coarse();
         let text: Vec<String> = g.iter().map(|p| p.to_string()).collect();
-        assert_eq!(text, ["gamma 1 / dense", "gamma 0.7 / dense", "gamma 0.7 / phi 0.4", "gamma 0.7 / phi 0.55", "gamma 0.85 / dense", "gamma 0.85 / phi 0.4", "gamma 0.85 / phi 0.55", "gamma 0.85 / phi 0.7"]);
+        assert_eq!(
+            text,
+            [
+                "gamma 1 / dense",
+                "gamma 0.7 / dense",
+                "gamma 0.7 / phi 0.4",
+                "gamma 0.7 / phi 0.4 dynamic only",
+                "gamma 0.7 / phi 0.55",
+                "gamma 0.7 / phi 0.55 dynamic only",
+                "gamma 0.85 / dense",
+                "gamma 0.85 / phi 0.4",
+                "gamma 0.85 / phi 0.4 dynamic only",
+                "gamma 0.85 / phi 0.55",
+                "gamma 0.85 / phi 0.55 dynamic only",
+                "gamma 0.85 / phi 0.7",
+                "gamma 0.85 / phi 0.7 dynamic only"
+            ]
+        );
         assert!(g[0].is_anchor() && !g[1].is_anchor());
+        // A dynamic-only point is another point, timed as its twin with the static set.
+        assert!(!g[3].same(&g[2]) && g[3].timed_as().same(&g[2]) && g[2].timed_as().same(&g[2]));
         assert_eq!(g[2].slice_stem().as_deref(), Some("load0.7"));
         assert_eq!(g[0].slice_stem(), None);
     }
@@ -122,16 +170,19 @@ mod tests {
     #[test]
     fn refining_adds_the_midpoints_beside_the_chosen_phi() {
         let g = coarse();
-        let chosen = Point { load: 0.85, compute: Some(0.55) };
+        let chosen = Point::new(0.85, Some(0.55));
         let r = refine(&chosen, &g);
-        assert_eq!(r, [Point { load: 0.85, compute: Some(0.475) }, Point { load: 0.85, compute: Some(0.625) }]);
+        assert_eq!(r, [Point::new(0.85, Some(0.475)), Point::new(0.85, Some(0.625))]);
+        // A dynamic-only choice refines dynamic only, beside its own measured phis.
+        let dynamic = chosen.dynamic_only();
+        assert_eq!(refine(&dynamic, &g), [Point::new(0.85, Some(0.475)).dynamic_only(), Point::new(0.85, Some(0.625)).dynamic_only()]);
         // Refining again halves the steps again, never repeating a measured point;
         // the anchor is not refined.
         let mut all = g.clone();
         all.extend(r);
-        assert_eq!(refine(&chosen, &all), [Point { load: 0.85, compute: Some(0.513) }, Point { load: 0.85, compute: Some(0.588) }]);
+        assert_eq!(refine(&chosen, &all), [Point::new(0.85, Some(0.513)), Point::new(0.85, Some(0.588))]);
         assert_eq!(refine(&Point::ANCHOR, &g), []);
         // The lowest phi has no neighbour below.
-        assert_eq!(refine(&Point { load: 0.7, compute: Some(0.4) }, &g), [Point { load: 0.7, compute: Some(0.475) }]);
+        assert_eq!(refine(&Point::new(0.7, Some(0.4)), &g), [Point::new(0.7, Some(0.475))]);
     }
 }

@@ -88,7 +88,7 @@ impl Steps {
         let mut out: Vec<Speed> = Vec::new();
         for r in &records {
             let Some(load) = load_of(&r.model) else { bail!("bench timed a file tune did not give it: {}", r.model) };
-            let point = Point { load, compute: (!r.dense).then_some(r.compute) };
+            let point = Point::new(load, (!r.dense).then_some(r.compute));
             if !points.iter().any(|p| p.same(&point)) || out.iter().any(|s| s.point.same(&point)) {
                 continue;
             }
@@ -121,10 +121,11 @@ struct BenchLine {
 /// ([`answer_divergences`]).
 pub fn qualities(file: &Path, points: &[Point], reference: &AnswerReference, examples: &[Example], shots: &[Example], threads: i32) -> anyhow::Result<Vec<Quality>> {
     let model = Model::load(file, &LoadOptions::default()).with_context(|| format!("cannot load {}", file.display()))?;
-    let plans: Vec<SessionPlan> = points.iter().map(|p| SessionPlan::build(&ComputeRequest { compute: p.compute, ..ComputeRequest::default() }, model.gguf())).collect::<anyhow::Result<_>>()?;
+    let plans: Vec<SessionPlan> = points.iter().map(|p| SessionPlan::build(&ComputeRequest { compute: p.compute, no_static: p.no_static, ..ComputeRequest::default() }, model.gguf())).collect::<anyhow::Result<_>>()?;
     let n_ctx = reference.n_ctx();
     let opts = || SessionOptions { n_ctx, n_batch: n_ctx, threads, observer: None };
-    // The plans differ in phi only; the session is opened with one that counts votes.
+    // The plans differ in phi and the static set only; the session is opened with
+    // one that counts votes.
     let opener = plans.iter().find(|p| p.compute.is_selective()).unwrap_or(&plans[0]);
     let mut s = opener.open(&model, opts())?;
     let computes: Vec<_> = plans.iter().map(|p| p.compute.clone()).collect();

@@ -216,10 +216,16 @@ fn score_points(
 }
 
 /// Times every point of `points` that the store lacks (and the anchor, when no
-/// run timed it) in one bench run.
+/// run timed it) in one bench run; a dynamic-only point is timed as its twin with
+/// the static set ([`Point::timed_as`]).
 fn time_points(req: &TuneRequest, steps: &Steps, store: &Store, points: &[Point]) -> anyhow::Result<()> {
     let speeds = store.speeds()?;
-    let untimed: Vec<Point> = points.iter().filter(|p| !p.is_anchor() && !speeds.iter().any(|s| s.point.same(p))).copied().collect();
+    let mut untimed: Vec<Point> = Vec::new();
+    for p in points.iter().map(|p| p.timed_as()) {
+        if !p.is_anchor() && !speeds.iter().any(|s| s.point.same(&p)) && !untimed.iter().any(|u| u.same(&p)) {
+            untimed.push(p);
+        }
+    }
     if !untimed.is_empty() || !speeds.iter().any(|s| s.point.is_anchor()) {
         let run = speeds.iter().map(|s| s.run + 1).max().unwrap_or(0);
         let mut timed = vec![Point::ANCHOR];
@@ -237,7 +243,7 @@ fn joined(store: &Store, points: &[Point]) -> anyhow::Result<Vec<Measured>> {
         .map(|p| {
             let q = qualities.iter().rev().find(|q| q.point.same(p)).with_context(|| format!("no quality measured for {p}"))?;
             // The anchor is timed in every run; its speedup is 1 by definition.
-            let s = speeds.iter().rev().find(|s| s.point.same(p)).with_context(|| format!("no speed measured for {p}"))?;
+            let s = speeds.iter().rev().find(|s| s.point.same(&p.timed_as())).with_context(|| format!("no speed measured for {p}"))?;
             Ok(Measured::new(q.clone(), s))
         })
         .collect()
@@ -274,6 +280,7 @@ fn write_chosen(req: &TuneRequest, store: &Store, chosen: &Point, measured: &[Me
     ];
     if let Some(phi) = chosen.compute {
         extra.push((key("compute"), Value::F64(phi)));
+        extra.push((key("no_static"), Value::Bool(chosen.no_static)));
     }
     let g = crate::gguf::GgufFile::read(&slice).with_context(|| format!("cannot read {}", slice.display()))?;
     crate::gguf::copy_with_metadata(&g, out, &extra).with_context(|| format!("cannot write {}", out.display()))?;
@@ -281,10 +288,11 @@ fn write_chosen(req: &TuneRequest, store: &Store, chosen: &Point, measured: &[Me
 }
 
 /// The `chat` command line that runs `chosen` from `file`; a file tune wrote
-/// (`written`) records its phi, which chat takes by default.
+/// (`written`) records its phi and selection, which chat takes by default.
 fn run_command(file: &Path, chosen: &Point, written: bool) -> String {
     let compute = chosen.compute.filter(|_| !written).map_or(String::new(), |phi| format!(" --compute {}", grid::share(phi)));
-    format!("selectinfer chat -m {}{compute}", file.display())
+    let no_static = if chosen.no_static && !written { " --no-static" } else { "" };
+    format!("selectinfer chat -m {}{compute}{no_static}", file.display())
 }
 
 /// profiles/<file stem>.

@@ -1,5 +1,6 @@
 //! The frontier plot: KL from the file as it is against decode speedup, one
-//! marker per point sized by its peak RSS, the chosen point in red.
+//! marker per point sized by its peak RSS, the chosen point in red; a
+//! dynamic-only point is labelled gamma/phi`d`.
 
 use std::path::Path;
 
@@ -41,7 +42,9 @@ pub fn write(measured: &[Measured], chosen: Option<&Point>, out: &Path, title: &
             let is_chosen = chosen.is_some_and(|c| c.same(m.point()));
             let color = if is_chosen { RED } else { BLUE };
             let radius = (14.0 * (m.peak_rss_bytes as f64 / max_rss).sqrt()).max(3.0) as i32;
+            // A dynamic-only point sits at its twin's speed: its label says "d".
             let label = match m.point().compute {
+                Some(phi) if m.point().no_static => format!("{}/{}d", share(m.point().load), share(phi)),
                 Some(phi) => format!("{}/{}", share(m.point().load), share(phi)),
                 None => format!("{}/dense", share(m.point().load)),
             };

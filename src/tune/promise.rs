@@ -91,7 +91,7 @@ mod tests {
     use crate::tune::store::Quality;
 
     fn measured(load: f64, compute: Option<f64>, kl: f64, speedup: f64, peak: u64) -> Measured {
-        let quality = Quality { point: Point { load, compute }, kl, kl_lo: kl, kl_hi: kl, same_top: 1.0, answer_ppl: 1.0, ppl_lo: 1.0, ppl_hi: 1.0, tokens: 1 };
+        let quality = Quality { point: Point::new(load, compute), kl, kl_lo: kl, kl_hi: kl, same_top: 1.0, answer_ppl: 1.0, ppl_lo: 1.0, ppl_hi: 1.0, tokens: 1 };
         Measured { quality, weight_bytes: peak, peak_rss_bytes: peak, decode_tps: speedup, prefill_tps: 1.0, speedup }
     }
 
@@ -108,13 +108,13 @@ mod tests {
         let l = |b: Option<u64>| Limits { mem_budget: b, min_speedup: None, max_loss: 0.15 };
         let c = choices(&f, &pts, &[l(None), l(Some(1200)), l(Some(1100)), Limits { max_loss: 1.0, ..l(Some(1100)) }]);
         // No budget: the fastest within KL 0.15 is 0.85 / 0.7; 1200 allows it too.
-        assert_eq!((c[0].point, c[0].meets, c[0].delta), (Point { load: 0.85, compute: Some(0.7) }, true, Some(-0.8)));
+        assert_eq!((c[0].point, c[0].meets, c[0].delta), (Point::new(0.85, Some(0.7)), true, Some(-0.8)));
         assert_eq!((c[1].point, c[1].meets), (c[0].point, true));
         // 1100: 0.7 / 0.4 fits the memory but not the loss; the closest is 0.85 / 0.7
         // (4.5% over the budget), not met.
         assert_eq!((c[2].point, c[2].meets), (c[0].point, false));
         // With a loss it meets, 0.7 / 0.4 is chosen and its evaluation loss shows.
-        assert_eq!((c[3].point, c[3].meets, c[3].delta_lo), (Point { load: 0.7, compute: Some(0.4) }, true, Some(-20.5)));
+        assert_eq!((c[3].point, c[3].meets, c[3].delta_lo), (Point::new(0.7, Some(0.4)), true, Some(-20.5)));
         let md = report(&c, "BLEU");
         assert!(md.contains("| none meets; closest 0.85 / 0.7 ") && md.contains("| -14.8 [-20.5, -8.3] * ") && md.contains("| -0.8 [-3.7, +2.3] "), "{md}");
     }

@@ -214,7 +214,7 @@ mod tests {
     }
 
     fn quality(load: f64) -> Quality {
-        Quality { point: Point { load, compute: Some(0.4) }, kl: 0.1, kl_lo: 0.05, kl_hi: 0.2, same_top: 0.9, answer_ppl: 3.0, ppl_lo: 2.0, ppl_hi: 4.0, tokens: 100 }
+        Quality { point: Point::new(load, Some(0.4)), kl: 0.1, kl_lo: 0.05, kl_hi: 0.2, same_top: 0.9, answer_ppl: 3.0, ppl_lo: 2.0, ppl_hi: 4.0, tokens: 100 }
     }
 
     #[test]
@@ -230,7 +230,7 @@ mod tests {
         assert_eq!(again.qualities().unwrap(), [quality(0.7), quality(0.85)]);
         again.add_quality(&quality(0.5)).unwrap();
         assert_eq!(again.qualities().unwrap(), [quality(0.7), quality(0.85), quality(0.5)]);
-        assert_eq!(again.slice_path(&Point { load: 0.7, compute: None }), Some(dir.join("load0.7.gguf")));
+        assert_eq!(again.slice_path(&Point::new(0.7, None)), Some(dir.join("load0.7.gguf")));
         let mut other = header();
         other.task = "translate".into();
         let e = Store::open(&dir, &other).unwrap_err().to_string();
