@@ -195,6 +195,25 @@ fn variants_are_paired_with_the_papers_selection_of_the_same_bytes() {
     assert!(rule.iter().all(|c| c[5] == "1" && c[8] == "no"), "{rule:?}");
 }
 
+/// coreinfer-loading with `slice: profile` computes dynamic neurons only on the
+/// very file selectinfer's cell uses (made once), and is paired with it.
+#[test]
+fn dynamic_only_on_the_profile_slice_shares_its_file_and_pairs_with_the_papers_selection() {
+    let (dir, rows) = run_methods("  - method: selectinfer\n  - {method: coreinfer-loading, slice: profile}\n");
+    let d = dir.path();
+    assert_eq!(rows.len(), 2);
+    let (paper, dynamic) = (&rows[0], &rows[1]);
+    assert_eq!((paper.method.as_str(), dynamic.method.as_str()), ("selectinfer", "coreinfer-loading"));
+    assert_eq!((dynamic.model.as_str(), dynamic.static_share, dynamic.compute), ("tiny.F16.qa-load0.7.gguf", 0.0, Some(0.4)));
+    assert_eq!((paper.model.as_str(), paper.static_share), ("tiny.F16.qa-load0.7.gguf", 0.3));
+    assert!(!d.join("models/tiny.F16.random-load0.7.gguf").exists(), "no random slice is made");
+    let readme = std::fs::read_to_string(d.join("results/exp/README.md")).unwrap();
+    let section = readme.split("## Selection variants against the paper's selection").nth(1).unwrap_or_else(|| panic!("{readme}"));
+    let line = section.lines().find(|l| l.contains("| coreinfer-loading") && l.contains("| qa")).unwrap_or_else(|| panic!("{section}"));
+    let f1 = dynamic.f1.unwrap() - paper.f1.unwrap();
+    assert!(line.contains("tiny.F16.qa-load0.7.gguf") && line.contains(&format!("F1 {f1:+.1} [")), "{line}: expected {f1:+.1}");
+}
+
 #[test]
 fn bad_yaml_names_field_and_line() {
     let dir = tempfile::tempdir().unwrap();
